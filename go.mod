@@ -1,0 +1,3 @@
+module github.com/mongoscope/mongoscope
+
+go 1.25
