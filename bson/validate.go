@@ -145,14 +145,20 @@ func stringSize(t Type, b []byte, pos, end, base int) (int, error) {
 // validator walks a document checking everything the BSON spec requires, and
 // counts what a decoder will need to allocate.
 type validator struct {
-	counts [256]int32 // values seen, by type
-	elems  int32      // elements in all documents and arrays
-	noUTF8 bool       // skip UTF-8 checks (never set for untrusted input)
+	counts   [256]int32 // values seen, by type
+	elems    int32      // elements in all documents (not arrays)
+	arrElems int32      // elements in all arrays
+	noUTF8   bool       // skip UTF-8 checks (never set for untrusted input)
+
+	// When record is set, docLens gets the element count of every document
+	// and array in pre-order, so a decoder can size each one exactly.
+	record  bool
+	docLens []int32
 }
 
 // validateDoc validates the document starting at b[pos:] and returns its
 // length. depth is the nesting depth of this document (the top is 1).
-func (v *validator) validateDoc(b []byte, pos, base, depth int) (int, error) {
+func (v *validator) validateDoc(b []byte, pos, base, depth int, array bool) (int, error) {
 	if depth > MaxDepth {
 		return 0, decodeErr(base+pos, "", "nesting exceeds the maximum depth of "+strconv.Itoa(MaxDepth))
 	}
@@ -161,6 +167,12 @@ func (v *validator) validateDoc(b []byte, pos, base, depth int) (int, error) {
 		return 0, err
 	}
 	end := pos + n - 1 // index of the terminating NUL
+	slot := -1
+	if v.record {
+		slot = len(v.docLens)
+		v.docLens = append(v.docLens, 0)
+	}
+	var count int32
 	i := pos + 4
 	for i < end {
 		t := Type(b[i])
@@ -181,16 +193,26 @@ func (v *validator) validateDoc(b []byte, pos, base, depth int) (int, error) {
 			return 0, withParent(err, string(key))
 		}
 		v.counts[t]++
-		v.elems++
+		count++
 		i = vpos + size
+	}
+	if array {
+		v.arrElems += count
+	} else {
+		v.elems += count
+	}
+	if slot >= 0 {
+		v.docLens[slot] = count
 	}
 	return n, nil
 }
 
 func (v *validator) validateValue(t Type, b []byte, pos, end, base, depth int) (int, error) {
 	switch t {
-	case TypeEmbeddedDocument, TypeArray:
-		return v.validateDoc(b[:end], pos, base, depth+1)
+	case TypeEmbeddedDocument:
+		return v.validateDoc(b[:end], pos, base, depth+1, false)
+	case TypeArray:
+		return v.validateDoc(b[:end], pos, base, depth+1, true)
 	case TypeString, TypeJavaScript, TypeSymbol:
 		n, err := stringSize(t, b, pos, end, base)
 		if err != nil {
@@ -256,7 +278,7 @@ func (v *validator) validateValue(t Type, b []byte, pos, end, base, depth int) (
 			return 0, decodeErr(base+pos+8, "", "code is not valid UTF-8")
 		}
 		spos := pos + 4 + sn
-		dn, err := v.validateDoc(b[:cend], spos, base, depth+1)
+		dn, err := v.validateDoc(b[:cend], spos, base, depth+1, false)
 		if err != nil {
 			return 0, withParent(err, "$scope")
 		}
@@ -271,7 +293,7 @@ func (v *validator) validateValue(t Type, b []byte, pos, end, base, depth int) (
 // validateTop validates a complete top-level document: its length prefix
 // must equal len(b) exactly.
 func (v *validator) validateTop(b []byte) error {
-	n, err := v.validateDoc(b, 0, 0, 1)
+	n, err := v.validateDoc(b, 0, 0, 1, false)
 	if err != nil {
 		return err
 	}
