@@ -3,13 +3,63 @@ package bson
 import (
 	"math"
 	"strconv"
-	"strings"
+	"sync"
 	"time"
 )
 
 // The encoder's fast path: documents and values of the types this package
 // defines, plus Go's basic types, are written with a type switch and no
 // reflection. Anything else goes to appendOther (marshal.go).
+
+// hasNUL reports whether s contains a zero byte. Keys are short, so eight
+// bytes at a time beats strings.IndexByte's setup cost.
+func hasNUL(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (x-0x0101010101010101)&^x&0x8080808080808080 != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// scratch buffers let Marshal encode into a warm buffer and then make one
+// exact-size copy, instead of growing a fresh slice a dozen times.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// maxScratch keeps one huge document from pinning memory in the pool.
+const maxScratch = 1 << 20
+
+func getScratch() *[]byte { return scratchPool.Get().(*[]byte) }
+
+func putScratch(b *[]byte, used []byte) {
+	if cap(used) > maxScratch {
+		return
+	}
+	*b = used[:0]
+	scratchPool.Put(b)
+}
+
+// encodeDocument encodes a document-like value into a new exact-size slice.
+func encodeDocument(v any) ([]byte, error) {
+	s := getScratch()
+	out, err := appendDocumentValue((*s)[:0], v, 1)
+	if err != nil {
+		putScratch(s, out)
+		return nil, err
+	}
+	res := make([]byte, len(out))
+	copy(res, out)
+	putScratch(s, out)
+	return res, nil
+}
 
 func keyError(key string) error {
 	return &MarshalError{Path: key, Reason: "key contains a NUL byte"}
@@ -95,7 +145,7 @@ func appendRawDocument(dst []byte, r Raw) ([]byte, error) {
 // appendElement writes one element. depth is the depth of the document that
 // holds it; nested documents are one deeper.
 func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
-	if strings.IndexByte(key, 0) >= 0 {
+	if hasNUL(key) {
 		return dst, keyError(key)
 	}
 	mark := len(dst)
@@ -155,7 +205,7 @@ func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
 	case Timestamp:
 		return AppendTimestampElement(dst, key, x.T, x.I), nil
 	case Regex:
-		if strings.IndexByte(x.Pattern, 0) >= 0 || strings.IndexByte(x.Options, 0) >= 0 {
+		if hasNUL(x.Pattern) || hasNUL(x.Options) {
 			return dst, &MarshalError{Path: key, Reason: "regex pattern or options contain a NUL byte"}
 		}
 		return AppendRegexElement(dst, key, x.Pattern, x.Options), nil
@@ -179,7 +229,7 @@ func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
 		dst = append(dst, 0, 0, 0, 0)
 		dst = AppendString(dst, string(x.Code))
 		if dst, err = appendDocumentValue(dst, x.Scope, depth+1); err == nil {
-			putInt32(dst[at:], int32(len(dst)-at))
+			setLength(dst[at:], int32(len(dst)-at))
 		}
 	case int8:
 		return AppendInt32Element(dst, key, int32(x)), nil
@@ -243,7 +293,7 @@ func appendArrayStart(dst []byte, depth int) (int, []byte, error) {
 	return start, dst, nil
 }
 
-func putInt32(b []byte, v int32) {
+func setLength(b []byte, v int32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
 

@@ -1,0 +1,45 @@
+# mongoscope: one command runs every test (make test); make bench compares
+# speed with the official Go driver.
+
+GO        ?= go
+SPECS     ?= $(if $(MONGODB_SPECS_DIR),$(MONGODB_SPECS_DIR),$(abspath ../shared/specifications))
+FUZZTIME  ?= 10s
+# Packages whose code runs concurrently; they run under the race detector.
+RACE_PKGS ?= ./bson/...
+
+export MONGODB_SPECS_DIR := $(SPECS)
+
+.PHONY: all test fmt vet unit race fuzz-short bench tidy-check
+
+all: test
+
+test: fmt vet unit race fuzz-short
+	@echo "make test: all checks passed"
+
+fmt:
+	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	@echo "gofmt: ok"
+
+vet:
+	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# A short run of every fuzz target; the long runs are done by hand
+# (FUZZTIME=5m make fuzz-short) and reported on the issue.
+fuzz-short:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg > /tmp/mongoscope-fuzz-$$t.log 2>&1 || { cat /tmp/mongoscope-fuzz-$$t.log; exit 1; }; \
+	  done; \
+	done
+
+bench:
+	cd bench && $(GO) run . $(BENCHFLAGS)
