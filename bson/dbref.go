@@ -252,9 +252,10 @@ func dbrefValue(v RawValue) any {
 	case TypeDecimal128:
 		return v.Decimal128()
 	case TypeBinary:
-		b := v.Binary()
-		b.Data = append([]byte{}, b.Data...)
-		return b
+		if b, ok := v.BinaryOK(); ok {
+			b.Data = append([]byte{}, b.Data...)
+			return b
+		}
 	case TypeMinKey:
 		return MinKey{}
 	case TypeMaxKey:

@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-// dbrefTestDoc builds a document from element writers, in order, so that
+// drTestDoc builds a document from element writers, in order, so that
 // field order in the tests is exactly as written.
-func dbrefTestDoc(elems ...func([]byte) []byte) Raw {
+func drTestDoc(elems ...func([]byte) []byte) Raw {
 	start, doc := AppendDocumentStart(nil)
 	for _, e := range elems {
 		doc = e(doc)
@@ -59,41 +59,41 @@ var dbrefTestOID = func() ObjectID {
 // The DBRef specification's decoding prose tests 1-3: documents that are
 // DBRefs, with extra fields and in any field order.
 func TestParseDBRefValid(t *testing.T) {
-	meta := dbrefTestDoc(drI32("foo", 1), drI32("bar", 2))
+	meta := drTestDoc(drI32("foo", 1), drI32("bar", 2))
 	tests := []struct {
 		name string
 		doc  Raw
 		want DBRef
 	}{
-		{"1.1 ObjectId id", dbrefTestDoc(drStr("$ref", "coll0"), drOID("$id", dbrefTestOID)), DBRef{Ref: "coll0", ID: dbrefTestOID}},
-		{"1.2 int id", dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1)), DBRef{Ref: "coll0", ID: int32(1)}},
-		{"1.3 null id", dbrefTestDoc(drStr("$ref", "coll0"), drNull("$id")), DBRef{Ref: "coll0", ID: nil}},
-		{"1.4 with db", dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0")), DBRef{Ref: "coll0", ID: int32(1), DB: "db0"}},
+		{"1.1 ObjectId id", drTestDoc(drStr("$ref", "coll0"), drOID("$id", dbrefTestOID)), DBRef{Ref: "coll0", ID: dbrefTestOID}},
+		{"1.2 int id", drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1)), DBRef{Ref: "coll0", ID: int32(1)}},
+		{"1.3 null id", drTestDoc(drStr("$ref", "coll0"), drNull("$id")), DBRef{Ref: "coll0", ID: nil}},
+		{"1.4 with db", drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0")), DBRef{Ref: "coll0", ID: int32(1), DB: "db0"}},
 
-		{"2.1 db and extra", dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drStr("foo", "bar")),
+		{"2.1 db and extra", drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drStr("foo", "bar")),
 			DBRef{Ref: "coll0", ID: int32(1), DB: "db0", Extra: D{{"foo", "bar"}}}},
-		{"2.2 two extras", dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drBool("foo", true), drBool("bar", false)),
+		{"2.2 two extras", drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drBool("foo", true), drBool("bar", false)),
 			DBRef{Ref: "coll0", ID: int32(1), Extra: D{{"foo", true}, {"bar", false}}}},
-		{"2.3 document extra", dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drDoc("meta", meta)),
+		{"2.3 document extra", drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drDoc("meta", meta)),
 			DBRef{Ref: "coll0", ID: int32(1), Extra: D{{"meta", RawValue{Type: TypeEmbeddedDocument, Value: meta}}}}},
-		{"2.4 dollar extra", dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$foo", "bar")),
+		{"2.4 dollar extra", drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$foo", "bar")),
 			DBRef{Ref: "coll0", ID: int32(1), Extra: D{{"$foo", "bar"}}}},
-		{"2.5 dotted extra", dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drI32("foo.bar", 0)),
+		{"2.5 dotted extra", drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drI32("foo.bar", 0)),
 			DBRef{Ref: "coll0", ID: int32(1), Extra: D{{"foo.bar", int32(0)}}}},
 
-		{"3.1 id before ref", dbrefTestDoc(drI32("$id", 1), drStr("$ref", "coll0")), DBRef{Ref: "coll0", ID: int32(1)}},
-		{"3.2 db first", dbrefTestDoc(drStr("$db", "db0"), drStr("$ref", "coll0"), drI32("$id", 1)), DBRef{Ref: "coll0", ID: int32(1), DB: "db0"}},
-		{"3.3 extra first", dbrefTestDoc(drI32("foo", 1), drI32("$id", 1), drStr("$ref", "coll0")),
+		{"3.1 id before ref", drTestDoc(drI32("$id", 1), drStr("$ref", "coll0")), DBRef{Ref: "coll0", ID: int32(1)}},
+		{"3.2 db first", drTestDoc(drStr("$db", "db0"), drStr("$ref", "coll0"), drI32("$id", 1)), DBRef{Ref: "coll0", ID: int32(1), DB: "db0"}},
+		{"3.3 extra first", drTestDoc(drI32("foo", 1), drI32("$id", 1), drStr("$ref", "coll0")),
 			DBRef{Ref: "coll0", ID: int32(1), Extra: D{{"foo", int32(1)}}}},
-		{"3.4 extra first with db", dbrefTestDoc(drI32("foo", 1), drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0")),
+		{"3.4 extra first with db", drTestDoc(drI32("foo", 1), drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0")),
 			DBRef{Ref: "coll0", ID: int32(1), DB: "db0", Extra: D{{"foo", int32(1)}}}},
-		{"3.5 extras around", dbrefTestDoc(drI32("foo", 1), drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drI32("bar", 1)),
+		{"3.5 extras around", drTestDoc(drI32("foo", 1), drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drI32("bar", 1)),
 			DBRef{Ref: "coll0", ID: int32(1), DB: "db0", Extra: D{{"foo", int32(1)}, {"bar", int32(1)}}}},
 
 		// Naming is not restricted, and $id may be any type.
-		{"empty ref", dbrefTestDoc(drStr("$ref", ""), drI32("$id", 1)), DBRef{Ref: "", ID: int32(1)}},
-		{"document id", dbrefTestDoc(drStr("$ref", "c"), drDoc("$id", meta)), DBRef{Ref: "c", ID: RawValue{Type: TypeEmbeddedDocument, Value: meta}}},
-		{"string id", dbrefTestDoc(drStr("$ref", "c"), drStr("$id", "x")), DBRef{Ref: "c", ID: "x"}},
+		{"empty ref", drTestDoc(drStr("$ref", ""), drI32("$id", 1)), DBRef{Ref: "", ID: int32(1)}},
+		{"document id", drTestDoc(drStr("$ref", "c"), drDoc("$id", meta)), DBRef{Ref: "c", ID: RawValue{Type: TypeEmbeddedDocument, Value: meta}}},
+		{"string id", drTestDoc(drStr("$ref", "c"), drStr("$id", "x")), DBRef{Ref: "c", ID: "x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,25 +123,25 @@ func TestParseDBRefValid(t *testing.T) {
 // The specification's decoding prose tests 4 and 5, plus malformed input
 // and repeated fields.
 func TestParseDBRefInvalid(t *testing.T) {
-	truncated := dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1))
+	truncated := drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1))
 	truncated = truncated[:len(truncated)-3]
-	badNested := dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drDoc("meta", Raw{5, 0, 0, 0, 1}))
+	badNested := drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drDoc("meta", Raw{5, 0, 0, 0, 1}))
 	tests := []struct {
 		name    string
 		doc     Raw
 		wantErr string // for UnmarshalBSON
 		decode  bool   // the error is a *DecodeError rather than an *UnmarshalTypeError
 	}{
-		{"4.1 no id", dbrefTestDoc(drStr("$ref", "coll0")), "$id is missing", false},
-		{"4.2 no ref", dbrefTestDoc(drOID("$id", dbrefTestOID)), "$ref is missing", false},
-		{"4.3 only db", dbrefTestDoc(drStr("$db", "db0")), "$ref is missing", false},
-		{"5.1 ref not a string", dbrefTestDoc(drBool("$ref", true), drI32("$id", 1)), "$ref is boolean, not a string", false},
-		{"5.2 db not a string", dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drI32("$db", 1)), "$db is 32-bit integer, not a string", false},
-		{"empty document", dbrefTestDoc(), "$ref is missing", false},
-		{"repeated ref", dbrefTestDoc(drStr("$ref", "a"), drI32("$id", 1), drStr("$ref", "b")), "$ref appears more than once", false},
-		{"repeated id", dbrefTestDoc(drStr("$ref", "a"), drI32("$id", 1), drI32("$id", 2)), "$id appears more than once", false},
-		{"repeated db", dbrefTestDoc(drStr("$ref", "a"), drI32("$id", 1), drStr("$db", "x"), drStr("$db", "y")), "$db appears more than once", false},
-		{"ref null", dbrefTestDoc(drNull("$ref"), drI32("$id", 1)), "$ref is null, not a string", false},
+		{"4.1 no id", drTestDoc(drStr("$ref", "coll0")), "$id is missing", false},
+		{"4.2 no ref", drTestDoc(drOID("$id", dbrefTestOID)), "$ref is missing", false},
+		{"4.3 only db", drTestDoc(drStr("$db", "db0")), "$ref is missing", false},
+		{"5.1 ref not a string", drTestDoc(drBool("$ref", true), drI32("$id", 1)), "$ref is boolean, not a string", false},
+		{"5.2 db not a string", drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drI32("$db", 1)), "$db is 32-bit integer, not a string", false},
+		{"empty document", drTestDoc(), "$ref is missing", false},
+		{"repeated ref", drTestDoc(drStr("$ref", "a"), drI32("$id", 1), drStr("$ref", "b")), "$ref appears more than once", false},
+		{"repeated id", drTestDoc(drStr("$ref", "a"), drI32("$id", 1), drI32("$id", 2)), "$id appears more than once", false},
+		{"repeated db", drTestDoc(drStr("$ref", "a"), drI32("$id", 1), drStr("$db", "x"), drStr("$db", "y")), "$db appears more than once", false},
+		{"ref null", drTestDoc(drNull("$ref"), drI32("$id", 1)), "$ref is null, not a string", false},
 		{"truncated", truncated, "invalid BSON", true},
 		{"malformed nested document", badNested, "invalid BSON", true},
 		{"nil", nil, "invalid BSON", true},
@@ -171,36 +171,36 @@ func TestParseDBRefInvalid(t *testing.T) {
 // The specification's encoding prose tests 1 and 2: fields come out as
 // $ref, $id, $db, then the extras in order.
 func TestDBRefMarshalBSON(t *testing.T) {
-	meta := dbrefTestDoc(drI32("foo", 1), drI32("bar", 2))
+	meta := drTestDoc(drI32("foo", 1), drI32("bar", 2))
 	tests := []struct {
 		name string
 		ref  DBRef
 		want Raw
 	}{
-		{"1.1 ObjectId id", DBRef{Ref: "coll0", ID: dbrefTestOID}, dbrefTestDoc(drStr("$ref", "coll0"), drOID("$id", dbrefTestOID))},
-		{"1.2 int id", DBRef{Ref: "coll0", ID: 1}, dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1))},
-		{"1.3 null id", DBRef{Ref: "coll0", ID: nil}, dbrefTestDoc(drStr("$ref", "coll0"), drNull("$id"))},
-		{"1.4 with db", DBRef{Ref: "coll0", ID: 1, DB: "db0"}, dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"))},
+		{"1.1 ObjectId id", DBRef{Ref: "coll0", ID: dbrefTestOID}, drTestDoc(drStr("$ref", "coll0"), drOID("$id", dbrefTestOID))},
+		{"1.2 int id", DBRef{Ref: "coll0", ID: 1}, drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1))},
+		{"1.3 null id", DBRef{Ref: "coll0", ID: nil}, drTestDoc(drStr("$ref", "coll0"), drNull("$id"))},
+		{"1.4 with db", DBRef{Ref: "coll0", ID: 1, DB: "db0"}, drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"))},
 		{"2.1 db and extra", DBRef{Ref: "coll0", ID: 1, DB: "db0", Extra: D{{"foo", "bar"}}},
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drStr("foo", "bar"))},
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drStr("foo", "bar"))},
 		{"2.2 two extras", DBRef{Ref: "coll0", ID: 1, Extra: D{{"foo", true}, {"bar", false}}},
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drBool("foo", true), drBool("bar", false))},
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drBool("foo", true), drBool("bar", false))},
 		{"2.3 document extra as D", DBRef{Ref: "coll0", ID: 1, Extra: D{{"meta", D{{"foo", 1}, {"bar", 2}}}}},
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drDoc("meta", meta))},
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drDoc("meta", meta))},
 		{"2.3 document extra as Raw", DBRef{Ref: "coll0", ID: 1, Extra: D{{"meta", meta}}},
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drDoc("meta", meta))},
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drDoc("meta", meta))},
 		{"2.4 dollar extra", DBRef{Ref: "coll0", ID: 1, Extra: D{{"$foo", "bar"}}},
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$foo", "bar"))},
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$foo", "bar"))},
 		{"2.5 dotted extra", DBRef{Ref: "coll0", ID: 1, Extra: D{{"foo.bar", 0}}},
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drI32("foo.bar", 0))},
-		{"int64 id", DBRef{Ref: "c", ID: int64(5)}, dbrefTestDoc(drStr("$ref", "c"),
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drI32("foo.bar", 0))},
+		{"int64 id", DBRef{Ref: "c", ID: int64(5)}, drTestDoc(drStr("$ref", "c"),
 			func(b []byte) []byte { return AppendInt64Element(b, "$id", 5) })},
-		{"large int id", DBRef{Ref: "c", ID: math.MaxInt32 + 1}, dbrefTestDoc(drStr("$ref", "c"),
+		{"large int id", DBRef{Ref: "c", ID: math.MaxInt32 + 1}, drTestDoc(drStr("$ref", "c"),
 			func(b []byte) []byte { return AppendInt64Element(b, "$id", math.MaxInt32+1) })},
-		{"Null id", DBRef{Ref: "c", ID: Null{}}, dbrefTestDoc(drStr("$ref", "c"), drNull("$id"))},
-		{"array extra", DBRef{Ref: "c", ID: "x", Extra: D{{"tags", A{"a", int32(2)}}}}, dbrefTestDoc(drStr("$ref", "c"), drStr("$id", "x"),
+		{"Null id", DBRef{Ref: "c", ID: Null{}}, drTestDoc(drStr("$ref", "c"), drNull("$id"))},
+		{"array extra", DBRef{Ref: "c", ID: "x", Extra: D{{"tags", A{"a", int32(2)}}}}, drTestDoc(drStr("$ref", "c"), drStr("$id", "x"),
 			func(b []byte) []byte {
-				return AppendArrayElement(b, "tags", dbrefTestDoc(drStr("0", "a"), drI32("1", 2)))
+				return AppendArrayElement(b, "tags", drTestDoc(drStr("0", "a"), drI32("1", 2)))
 			})},
 	}
 	for _, tt := range tests {
@@ -228,16 +228,16 @@ func TestDBRefReorders(t *testing.T) {
 	tests := []struct {
 		in, want Raw
 	}{
-		{dbrefTestDoc(drI32("$id", 1), drStr("$ref", "coll0")),
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1))},
-		{dbrefTestDoc(drStr("$db", "db0"), drStr("$ref", "coll0"), drI32("$id", 1)),
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"))},
-		{dbrefTestDoc(drI32("foo", 1), drI32("$id", 1), drStr("$ref", "coll0")),
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drI32("foo", 1))},
-		{dbrefTestDoc(drI32("foo", 1), drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0")),
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drI32("foo", 1))},
-		{dbrefTestDoc(drI32("foo", 1), drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drI32("bar", 1)),
-			dbrefTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drI32("foo", 1), drI32("bar", 1))},
+		{drTestDoc(drI32("$id", 1), drStr("$ref", "coll0")),
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1))},
+		{drTestDoc(drStr("$db", "db0"), drStr("$ref", "coll0"), drI32("$id", 1)),
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"))},
+		{drTestDoc(drI32("foo", 1), drI32("$id", 1), drStr("$ref", "coll0")),
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drI32("foo", 1))},
+		{drTestDoc(drI32("foo", 1), drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0")),
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drI32("foo", 1))},
+		{drTestDoc(drI32("foo", 1), drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drI32("bar", 1)),
+			drTestDoc(drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drI32("foo", 1), drI32("bar", 1))},
 	}
 	for i, tt := range tests {
 		r, ok := ParseDBRef(tt.in)
@@ -265,7 +265,7 @@ func TestDBRefRoundTripTypes(t *testing.T) {
 		Binary{Subtype: SubtypeBinaryOld, Data: []byte{1, 2, 3}},
 		regex,
 		MinKey{}, MaxKey{}, Undefined{},
-		RawValue{Type: TypeArray, Value: dbrefTestDoc(drI32("0", 1))},
+		RawValue{Type: TypeArray, Value: drTestDoc(drI32("0", 1))},
 	}
 	for _, v := range values {
 		r := DBRef{Ref: "c", ID: v, DB: "d", Extra: D{{"x", v}}}
@@ -372,4 +372,48 @@ func ExampleParseDBRef() {
 	// Output:
 	// true orders 42 true [{archived true}]
 	// false
+}
+
+func FuzzParseDBRef(f *testing.F) {
+	f.Add([]byte(drTestDoc(drStr("$ref", "coll0"), drOID("$id", dbrefTestOID))))
+	f.Add([]byte(drTestDoc(drI32("foo", 1), drStr("$ref", "coll0"), drI32("$id", 1), drStr("$db", "db0"), drI32("bar", 1))))
+	f.Add([]byte(drTestDoc(drStr("$ref", "c"), drDoc("$id", drTestDoc(drI32("a", 1))), drNull("x"))))
+	f.Add([]byte(drTestDoc(drStr("$ref", "c"), drI32("$id", 1),
+		func(b []byte) []byte { return AppendBinaryElement(b, "bin", SubtypeBinaryOld, []byte{1, 2}) })))
+	f.Add([]byte(drTestDoc(drStr("$ref", "c"))))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := append([]byte{}, data...)
+		r, ok := ParseDBRef(data)
+		if !bytes.Equal(in, data) {
+			t.Fatal("ParseDBRef modified its input")
+		}
+		var u DBRef
+		uerr := u.UnmarshalBSON(data)
+		if ok != (uerr == nil) {
+			t.Fatalf("ParseDBRef ok = %v but UnmarshalBSON error = %v", ok, uerr)
+		}
+		if !ok {
+			return
+		}
+		if !reflect.DeepEqual(u, r) {
+			t.Fatalf("UnmarshalBSON = %#v, ParseDBRef = %#v", u, r)
+		}
+		// Whatever decodes must encode, as a valid DBRef that decodes to
+		// the same model and encodes to the same bytes again.
+		enc, err := r.MarshalBSON()
+		if err != nil {
+			t.Fatalf("MarshalBSON of decoded %#v: %v", r, err)
+		}
+		if err := Raw(enc).Validate(); err != nil {
+			t.Fatalf("encoding is invalid: %v", err)
+		}
+		back, ok := ParseDBRef(enc)
+		if !ok || !reflect.DeepEqual(back, r) {
+			t.Fatalf("re-decoded %#v, %v; want %#v", back, ok, r)
+		}
+		again, err := back.MarshalBSON()
+		if err != nil || !bytes.Equal(again, enc) {
+			t.Fatalf("second encoding differs: %x, %v", again, err)
+		}
+	})
 }

@@ -77,6 +77,7 @@ type ObjectIDHexError struct {
 	Reason string
 }
 
+// Error describes the problem, naming the input and where it went wrong.
 func (e *ObjectIDHexError) Error() string {
 	s := "bson: invalid ObjectID hex " + strconv.Quote(e.Input) + ": "
 	if e.Pos >= 0 {

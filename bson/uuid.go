@@ -31,6 +31,7 @@ type UUIDParseError struct {
 	Reason string
 }
 
+// Error describes the problem, naming the input and where it went wrong.
 func (e *UUIDParseError) Error() string {
 	s := "bson: invalid UUID " + strconv.Quote(e.Input) + ": "
 	if e.Pos >= 0 {
@@ -220,6 +221,7 @@ type UUIDError struct {
 	Reason         string
 }
 
+// Error describes the conversion that failed and why.
 func (e *UUIDError) Error() string {
 	if e.Name != "" || e.Reason == "" {
 		return "bson: unknown UUID representation " + strconv.Quote(e.Name) + "; want one of unspecified, standard, csharpLegacy, javaLegacy, pythonLegacy"

@@ -44,6 +44,7 @@ type VectorError struct {
 	Reason string
 }
 
+// Error names the dtype and the rule the vector breaks.
 func (e *VectorError) Error() string {
 	if e.DType == 0 {
 		return "bson: invalid vector: " + e.Reason
