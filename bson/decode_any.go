@@ -30,7 +30,9 @@ type eface struct {
 func typeOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
 
 // box makes an interface of dynamic type typ whose value is stored at p.
-// typ must be the type of *p and *p must never be modified afterwards.
+// typ must be the type of *p, *p must never be modified afterwards, and the
+// type must not be pointer-shaped (maps, pointers, channels, funcs): the
+// interface holds those directly rather than through a pointer.
 func box(typ, p unsafe.Pointer) (v any) {
 	e := (*eface)(unsafe.Pointer(&v))
 	e.typ, e.data = typ, p
@@ -41,7 +43,6 @@ var (
 	typFloat64  = typeOf(float64(0))
 	typString   = typeOf("")
 	typD        = typeOf(D(nil))
-	typM        = typeOf(M(nil))
 	typA        = typeOf(A(nil))
 	typBinary   = typeOf(Binary{})
 	typObjectID = typeOf(ObjectID{})
@@ -79,7 +80,6 @@ type builder struct {
 	f64   slab[float64]
 	strs  slab[string]
 	docs  slab[D]
-	maps  slab[M]
 	arrs  slab[A]
 	bins  slab[Binary]
 	oids  slab[ObjectID]
@@ -95,8 +95,6 @@ func (b *builder) init(src []byte, v *validator, asMap bool) {
 	if !asMap {
 		b.elems = make([]E, 0, v.elems)
 		b.docs.init(v.counts[TypeEmbeddedDocument] + v.counts[TypeCodeWithScope])
-	} else {
-		b.maps.init(v.counts[TypeEmbeddedDocument] + v.counts[TypeCodeWithScope])
 	}
 	b.anys = make([]any, 0, v.arrElems)
 	b.f64.init(v.counts[TypeDouble])
@@ -186,7 +184,9 @@ func (b *builder) array(p int) A {
 // document decodes a nested document as D or M, boxed.
 func (b *builder) document(p int) any {
 	if b.asMap {
-		return b.maps.put(typM, b.docMap(p))
+		// A map is pointer-shaped: the interface holds it directly, so
+		// boxing it allocates nothing and must not go through a slab.
+		return b.docMap(p)
 	}
 	return b.docs.put(typD, b.doc(p))
 }
