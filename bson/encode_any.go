@@ -229,7 +229,7 @@ func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
 		dst = append(dst, 0, 0, 0, 0)
 		dst = AppendString(dst, string(x.Code))
 		if dst, err = appendDocumentValue(dst, x.Scope, depth+1); err == nil {
-			setLength(dst[at:], int32(len(dst)-at))
+			putInt32(dst[at:], int32(len(dst)-at))
 		}
 	case int8:
 		return AppendInt32Element(dst, key, int32(x)), nil
@@ -293,7 +293,7 @@ func appendArrayStart(dst []byte, depth int) (int, []byte, error) {
 	return start, dst, nil
 }
 
-func setLength(b []byte, v int32) {
+func putInt32(b []byte, v int32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
 
