@@ -1,0 +1,402 @@
+package bson
+
+import (
+	"reflect"
+	"strconv"
+	"time"
+	"unsafe"
+)
+
+// Codecs for this package's BSON types and time.Time, matched by exact
+// type. Each writes its own BSON type and reads that type (plus null, which
+// leaves the zero value, and a few lossless alternatives noted below).
+
+var (
+	rtObjectID      = reflect.TypeFor[ObjectID]()
+	rtDateTime      = reflect.TypeFor[DateTime]()
+	rtDecimal128    = reflect.TypeFor[Decimal128]()
+	rtBinary        = reflect.TypeFor[Binary]()
+	rtRegex         = reflect.TypeFor[Regex]()
+	rtDBPointer     = reflect.TypeFor[DBPointer]()
+	rtJavaScript    = reflect.TypeFor[JavaScript]()
+	rtSymbol        = reflect.TypeFor[Symbol]()
+	rtCodeWithScope = reflect.TypeFor[CodeWithScope]()
+	rtTimestamp     = reflect.TypeFor[Timestamp]()
+	rtMinKey        = reflect.TypeFor[MinKey]()
+	rtMaxKey        = reflect.TypeFor[MaxKey]()
+	rtNull          = reflect.TypeFor[Null]()
+	rtUndefined     = reflect.TypeFor[Undefined]()
+	rtD             = reflect.TypeFor[D]()
+	rtA             = reflect.TypeFor[A]()
+	rtAnySlice      = reflect.TypeFor[[]any]()
+	rtRaw           = reflect.TypeFor[Raw]()
+	rtRawValue      = reflect.TypeFor[RawValue]()
+	rtUUID          = reflect.TypeFor[UUID]()
+)
+
+// fillSpecial sets c's codec if c.typ is one of the special types.
+func (pl *planner) fillSpecial(c *codec) bool {
+	t := c.typ
+	var enc encFunc
+	var dec decFunc
+	switch t {
+	case rtTime:
+		c.ekind, c.dkind = kTime, kTime
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			return AppendDateTimeElement(dst, key, int64(NewDateTimeFromTime(*(*time.Time)(p)))), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeDateTime:
+				*(*time.Time)(p) = time.UnixMilli(le64(v)).UTC()
+			case TypeNull, TypeUndefined:
+				*(*time.Time)(p) = time.Time{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtObjectID:
+		c.ekind, c.dkind = kObjectID, kObjectID
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			return AppendObjectIDElement(dst, key, *(*ObjectID)(p)), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeObjectID:
+				*(*ObjectID)(p) = ObjectID(v)
+			case TypeNull, TypeUndefined:
+				*(*ObjectID)(p) = ObjectID{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtDateTime:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			return AppendDateTimeElement(dst, key, int64(*(*DateTime)(p))), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeDateTime:
+				*(*DateTime)(p) = DateTime(le64(v))
+			case TypeNull, TypeUndefined:
+				*(*DateTime)(p) = 0
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtDecimal128:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			return AppendDecimal128Element(dst, key, *(*Decimal128)(p)), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeDecimal128:
+				*(*Decimal128)(p) = NewDecimal128(uint64(le64(v[8:])), uint64(le64(v)))
+			case TypeNull, TypeUndefined:
+				*(*Decimal128)(p) = Decimal128{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtBinary:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			b := (*Binary)(p)
+			return AppendBinaryElement(dst, key, b.Subtype, b.Data), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeBinary:
+				st, data := binaryData(v)
+				*(*Binary)(p) = Binary{Subtype: st, Data: append([]byte{}, data...)}
+			case TypeNull, TypeUndefined:
+				*(*Binary)(p) = Binary{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtUUID:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			return AppendBinaryElement(dst, key, SubtypeUUID, (*UUID)(p)[:]), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeBinary:
+				st, data := binaryData(v)
+				if st != SubtypeUUID {
+					return typeError(bt, t, "binary subtype 0x"+strconv.FormatUint(uint64(st), 16)+" is not a UUID (subtype 0x04); decode a legacy UUID as Binary and convert it with Binary.UUID")
+				}
+				if len(data) != 16 {
+					return typeError(bt, t, "UUID binary has "+strconv.Itoa(len(data))+" bytes, not 16")
+				}
+				*(*UUID)(p) = UUID(data)
+			case TypeNull, TypeUndefined:
+				*(*UUID)(p) = UUID{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtRegex:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			r := (*Regex)(p)
+			if !ValidKey(r.Pattern) || !ValidKey(r.Options) {
+				return dst, &MarshalError{Path: key, GoType: t, Reason: "regex pattern or options contain a NUL byte"}
+			}
+			return AppendRegexElement(dst, key, r.Pattern, r.Options), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeRegex:
+				i := 0
+				for v[i] != 0 {
+					i++
+				}
+				*(*Regex)(p) = Regex{Pattern: string(v[:i]), Options: string(v[i+1 : len(v)-1])}
+			case TypeNull, TypeUndefined:
+				*(*Regex)(p) = Regex{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtDBPointer:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			d := (*DBPointer)(p)
+			return AppendDBPointerElement(dst, key, d.DB, d.Pointer), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeDBPointer:
+				n := int(le32(v))
+				*(*DBPointer)(p) = DBPointer{DB: string(v[4 : 4+n-1]), Pointer: ObjectID(v[4+n:])}
+			case TypeNull, TypeUndefined:
+				*(*DBPointer)(p) = DBPointer{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtJavaScript:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			return AppendJavaScriptElement(dst, key, string(*(*JavaScript)(p))), nil
+		}
+		dec = decStringAs(t, TypeJavaScript)
+	case rtSymbol:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			return AppendSymbolElement(dst, key, string(*(*Symbol)(p))), nil
+		}
+		dec = decStringAs(t, TypeSymbol)
+	case rtCodeWithScope:
+		enc = encCodeWithScope
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeCodeWithScope:
+				n := int(le32(v[4:]))
+				code := JavaScript(v[8 : 8+n-1])
+				scope, err := decodeValueAny(TypeEmbeddedDocument, v[8+n:], false)
+				if err != nil {
+					return err
+				}
+				*(*CodeWithScope)(p) = CodeWithScope{Code: code, Scope: scope}
+			case TypeJavaScript:
+				*(*CodeWithScope)(p) = CodeWithScope{Code: JavaScript(bsonString(v))}
+			case TypeNull, TypeUndefined:
+				*(*CodeWithScope)(p) = CodeWithScope{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtTimestamp:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			ts := (*Timestamp)(p)
+			return AppendTimestampElement(dst, key, ts.T, ts.I), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeTimestamp:
+				*(*Timestamp)(p) = Timestamp{I: uint32(le32(v)), T: uint32(le32(v[4:]))}
+			case TypeNull, TypeUndefined:
+				*(*Timestamp)(p) = Timestamp{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtMinKey:
+		enc, dec = encMarker(TypeMinKey), decMarker(t, TypeMinKey)
+	case rtMaxKey:
+		enc, dec = encMarker(TypeMaxKey), decMarker(t, TypeMaxKey)
+	case rtNull:
+		enc, dec = encMarker(TypeNull), decMarker(t, TypeNull)
+	case rtUndefined:
+		enc, dec = encMarker(TypeUndefined), decMarker(t, TypeUndefined)
+	case rtD:
+		enc = func(dst []byte, key string, p unsafe.Pointer, depth int) ([]byte, error) {
+			d := *(*D)(p)
+			if d == nil {
+				return AppendHeader(dst, TypeNull, key), nil
+			}
+			mark := len(dst)
+			dst = AppendHeader(dst, TypeEmbeddedDocument, key)
+			dst, err := appendD(dst, d, depth+1)
+			if err != nil {
+				return dst[:mark], inField(err, key)
+			}
+			return dst, nil
+		}
+		c.doc = func(dst []byte, p unsafe.Pointer, depth int) ([]byte, error) {
+			return appendD(dst, *(*D)(p), depth)
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeEmbeddedDocument:
+				x, err := decodeValueAny(bt, v, false)
+				if err != nil {
+					return err
+				}
+				*(*D)(p), _ = x.(D)
+			case TypeNull, TypeUndefined:
+				*(*D)(p) = nil
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtA, rtAnySlice:
+		enc = func(dst []byte, key string, p unsafe.Pointer, depth int) ([]byte, error) {
+			a := *(*[]any)(p)
+			if a == nil {
+				return AppendHeader(dst, TypeNull, key), nil
+			}
+			mark := len(dst)
+			dst = AppendHeader(dst, TypeArray, key)
+			dst, err := appendA(dst, a, depth+1)
+			if err != nil {
+				return dst[:mark], inField(err, key)
+			}
+			return dst, nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeArray:
+				x, err := decodeValueAny(bt, v, false)
+				if err != nil {
+					return err
+				}
+				a, _ := x.(A)
+				*(*[]any)(p) = a
+			case TypeNull, TypeUndefined:
+				*(*[]any)(p) = nil
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtRaw:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			r := *(*Raw)(p)
+			if r == nil {
+				return AppendHeader(dst, TypeNull, key), nil
+			}
+			if err := r.Validate(); err != nil {
+				return dst, inField(err, key)
+			}
+			return append(AppendHeader(dst, TypeEmbeddedDocument, key), r...), nil
+		}
+		c.doc = func(dst []byte, p unsafe.Pointer, _ int) ([]byte, error) {
+			r := *(*Raw)(p)
+			if err := r.Validate(); err != nil {
+				return dst, err
+			}
+			return append(dst, r...), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeEmbeddedDocument:
+				*(*Raw)(p) = append(Raw{}, v...)
+			case TypeNull, TypeUndefined:
+				*(*Raw)(p) = nil
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+	case rtRawValue:
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			rv := *(*RawValue)(p)
+			if err := rv.Validate(); err != nil {
+				return dst, &MarshalError{Path: key, GoType: t, Reason: "invalid RawValue: " + err.Error()}
+			}
+			return AppendValueElement(dst, key, rv), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			*(*RawValue)(p) = RawValue{Type: bt, Value: append([]byte(nil), v...)}
+			return nil
+		}
+	default:
+		return false
+	}
+	c.enc, c.dec = enc, dec
+	c.empty = emptyByKind(t)
+	c.zero = func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Elem().IsZero() }
+	return true
+}
+
+// decStringAs decodes a JavaScript or Symbol value (or a plain string) into
+// a string-kinded BSON type.
+func decStringAs(gt reflect.Type, want Type) decFunc {
+	return func(t Type, v []byte, p unsafe.Pointer) error {
+		switch t {
+		case want, TypeString:
+			*(*string)(p) = bsonString(v)
+		case TypeNull, TypeUndefined:
+			*(*string)(p) = ""
+		default:
+			return typeError(t, gt, "")
+		}
+		return nil
+	}
+}
+
+// encMarker writes a value-less element (min key, max key, null,
+// undefined).
+func encMarker(t Type) encFunc {
+	return func(dst []byte, key string, _ unsafe.Pointer, _ int) ([]byte, error) {
+		return AppendHeader(dst, t, key), nil
+	}
+}
+
+// decMarker accepts only its own type (and null) for a value-less type.
+func decMarker(gt reflect.Type, want Type) decFunc {
+	return func(t Type, _ []byte, _ unsafe.Pointer) error {
+		if t != want && t != TypeNull {
+			return typeError(t, gt, "")
+		}
+		return nil
+	}
+}
+
+// encCodeWithScope writes a CodeWithScope; a nil Scope is an empty
+// document.
+func encCodeWithScope(dst []byte, key string, p unsafe.Pointer, depth int) ([]byte, error) {
+	cws := (*CodeWithScope)(p)
+	mark := len(dst)
+	dst = AppendHeader(dst, TypeCodeWithScope, key)
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = AppendString(dst, string(cws.Code))
+	var err error
+	if cws.Scope == nil {
+		dst = append(dst, 5, 0, 0, 0, 0)
+	} else if dst, err = appendDocumentValue(dst, cws.Scope, depth+1); err != nil {
+		return dst[:mark], inField(err, key)
+	}
+	putInt32(dst[at:], int32(len(dst)-at))
+	return dst, nil
+}
