@@ -72,6 +72,7 @@ func ParseExtJSON(data []byte) (Raw, error) {
 // *ExtJSONError.
 func AppendParseExtJSON(dst []byte, data []byte) ([]byte, error) {
 	p := ejParser{data: data}
+	defer p.release()
 	p.skipWS()
 	if p.pos >= len(data) {
 		return dst, ejErr(p.pos, "input is empty; want a JSON object")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -153,19 +154,10 @@ func TestExtJSONCorpus(t *testing.T) {
 	}
 	var skips []string
 	for reason, n := range c.skipped {
-		skips = append(skips, reason+": "+itoa(n))
+		skips = append(skips, reason+": "+strconv.Itoa(n))
 	}
 	t.Logf("Extended JSON corpus: %d files, %d valid cases (%d assertions), %d parseErrors, %d decodeErrors; skipped assertions: %s",
 		len(files), c.valid, c.assertions, c.parseErrors, c.decodeErrors, strings.Join(skips, "; "))
-}
-
-func itoa(n int) string { return string(appendInt(nil, n)) }
-
-func appendInt(b []byte, n int) []byte {
-	if n >= 10 {
-		b = appendInt(b, n/10)
-	}
-	return append(b, byte('0'+n%10))
 }
 
 func ejRunCorpusFile(t *testing.T, f *ejCorpusFile, c *ejCorpusCounts) {

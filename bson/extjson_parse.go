@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -26,6 +27,28 @@ type ejParser struct {
 	data    []byte
 	pos     int
 	scratch []byte
+	pooled  *[]byte // where scratch came from, to return it
+}
+
+// ejScratchPool recycles scratch buffers, so that documents with binary
+// data or escaped wrapper strings parse without allocating.
+var ejScratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// grab makes sure p.scratch is a borrowed buffer before it is appended to.
+func (p *ejParser) grab() {
+	if p.pooled == nil {
+		p.pooled = ejScratchPool.Get().(*[]byte)
+		p.scratch = (*p.pooled)[:0]
+	}
+}
+
+// release returns the scratch buffer; the parsed BSON never aliases it.
+func (p *ejParser) release() {
+	if p.pooled != nil && cap(p.scratch) <= 1<<16 {
+		*p.pooled = p.scratch[:0]
+		ejScratchPool.Put(p.pooled)
+	}
+	p.pooled, p.scratch = nil, nil
 }
 
 // ejKey classifies the $-prefixed keys that are special inside an object.
@@ -168,14 +191,12 @@ type ejWrapper struct {
 
 var ejBase64 = base64.StdEncoding.Strict()
 
+// ejSpace marks the four JSON whitespace bytes.
+var ejSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
 func (p *ejParser) skipWS() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
+	for p.pos < len(p.data) && ejSpace[p.data[p.pos]] {
+		p.pos++
 	}
 }
 
@@ -722,6 +743,7 @@ func (p *ejParser) stringView() ([]byte, error) {
 			break
 		}
 	}
+	p.grab()
 	mark := len(p.scratch)
 	var err error
 	p.scratch, err = p.appendString(p.scratch)
@@ -887,6 +909,7 @@ func (p *ejParser) decodeBase64(w *ejWrapper, s []byte, off int) error {
 			return ejErr(off, "base64 data contains a line break at index "+strconv.Itoa(i))
 		}
 	}
+	p.grab()
 	mark := len(p.scratch)
 	var err error
 	p.scratch, err = ejBase64.AppendDecode(p.scratch, s)

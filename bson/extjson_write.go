@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // This file writes BSON as Extended JSON. It reads the bytes with RawIter
@@ -39,6 +40,10 @@ func ejWriteDoc(dst []byte, doc []byte, base, depth int, canonical, array bool) 
 				return dst, decodeErr(base+it.epos+1+bad, "", "element key is not valid UTF-8")
 			}
 			dst = append(dst, ':')
+		} else if !utf8.Valid(it.key) {
+			// Array keys are not written, but they must still be valid
+			// BSON, as Validate requires.
+			return dst, decodeErr(base+it.epos+1, "", "element key is not valid UTF-8")
 		}
 		var err error
 		dst, err = ejWriteValue(dst, it.val.Type, it.val.Value, base+it.vpos, depth, canonical)
