@@ -161,9 +161,9 @@ func ejClassify(key []byte) ejKey {
 type ejMember struct {
 	set    bool
 	t      Type
-	hdr    int // offset of the element's type byte in dst
-	vpos   int // offset of the value in dst
-	keyOff int // offset of the key in the input
+	hdr    int32 // offset of the element's type byte in dst, from the object's start
+	vpos   int32 // offset of the value in dst, from the object's start
+	keyOff int   // offset of the key in the input
 }
 
 // ejWrapper collects what an object's special keys held until the object
@@ -174,8 +174,10 @@ type ejWrapper struct {
 	members int   // all members of the object
 
 	scope, typ, regex, options ejMember
-	others                     [3]ejMember // the first ordinary members, to name in errors
-	nothers                    int
+	// The first ordinary members, to name in errors. Two suffice: at most
+	// one of them ($type beside a legacy $binary) is allowed.
+	others  [2]ejMember
+	nothers int
 
 	// Values read by the dedicated parsers.
 	str     []byte // string payload: code, symbol, pattern, namespace, binary data
@@ -195,9 +197,11 @@ var ejBase64 = base64.StdEncoding.Strict()
 var ejSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
 func (p *ejParser) skipWS() {
-	for p.pos < len(p.data) && ejSpace[p.data[p.pos]] {
-		p.pos++
+	i, d := p.pos, p.data
+	for i < len(d) && ejSpace[d[i]] {
+		i++
 	}
+	p.pos = i
 }
 
 // describe names the token at off for error messages.
@@ -412,7 +416,7 @@ func (p *ejParser) parseObject(dst []byte, depth int, top bool) ([]byte, Type, e
 					return dst, 0, ejWithParent(err, string(dst[hdr+1:vpos-1]))
 				}
 				dst[hdr] = byte(t)
-				m := ejMember{set: true, t: t, hdr: hdr, vpos: vpos, keyOff: keyOff}
+				m := ejMember{set: true, t: t, hdr: int32(hdr - start), vpos: int32(vpos - start), keyOff: keyOff}
 				switch kind {
 				case ejKeyScope:
 					if w.scope.set {
@@ -474,8 +478,8 @@ func (p *ejParser) finishWrapper(dst []byte, start int, w *ejWrapper) ([]byte, T
 	if w.kind == ejKeyNone {
 		if !w.scope.set {
 			// Legacy {"$regex": "...", "$options": "..."}.
-			pattern := ejStringAt(dst, w.regex.vpos)
-			options := ejStringAt(dst, w.options.vpos)
+			pattern := ejStringAt(dst, start+int(w.regex.vpos))
+			options := ejStringAt(dst, start+int(w.options.vpos))
 			if err := ejCheckRegexPart(pattern, "pattern", w.regex.keyOff); err != nil {
 				return dst, 0, ejWithParent(err, "$regex")
 			}
@@ -508,7 +512,7 @@ func (p *ejParser) finishWrapper(dst []byte, start int, w *ejWrapper) ([]byte, T
 			if !m.set || (w.legacy && m.hdr == w.typ.hdr) {
 				continue
 			}
-			key := dst[m.hdr+1 : m.vpos-1]
+			key := dst[start+int(m.hdr)+1 : start+int(m.vpos)-1]
 			return dst, 0, ejErr(m.keyOff, "unexpected key "+ejQuote(key)+" in a "+w.kind.String()+" type wrapper")
 		}
 		return dst, 0, ejErr(w.keyOff, "unexpected extra keys in a "+w.kind.String()+" type wrapper")
@@ -528,7 +532,7 @@ func (p *ejParser) finishWrapper(dst []byte, start int, w *ejWrapper) ([]byte, T
 			if w.scope.t != TypeEmbeddedDocument {
 				return dst, 0, ejErr(w.scope.keyOff, "$scope must be a document, found "+w.scope.t.String())
 			}
-			scope := dst[w.scope.vpos:]
+			scope := dst[start+int(w.scope.vpos):]
 			scope = scope[:readInt32(scope, 0)]
 			total := 4 + 4 + len(w.str) + 1 + len(scope)
 			if total > math.MaxInt32 {
@@ -560,9 +564,9 @@ func (p *ejParser) finishWrapper(dst []byte, start int, w *ejWrapper) ([]byte, T
 			if w.typ.t != TypeString {
 				return dst, 0, ejErr(w.typ.keyOff, "legacy $type must be a hex string giving the binary subtype, found "+w.typ.t.String())
 			}
-			sub, ok := ejParseSubtype(ejStringAt(dst, w.typ.vpos))
+			sub, ok := ejParseSubtype(ejStringAt(dst, start+int(w.typ.vpos)))
 			if !ok {
-				return dst, 0, ejErr(w.typ.keyOff, "legacy $type "+ejQuote(ejStringAt(dst, w.typ.vpos))+" is not a one- or two-digit hex binary subtype")
+				return dst, 0, ejErr(w.typ.keyOff, "legacy $type "+ejQuote(ejStringAt(dst, start+int(w.typ.vpos)))+" is not a one- or two-digit hex binary subtype")
 			}
 			w.subtype = sub
 		}
@@ -1413,6 +1417,33 @@ func (p *ejParser) scanNumber() (tok []byte, isInt bool, err error) {
 // does not fit in an int64 (as the specification requires).
 func (p *ejParser) parseNumber(dst []byte) ([]byte, Type, error) {
 	start := p.pos
+	// Fast path: a short integer, read in one pass. Anything else (a
+	// fraction, an exponent, 19+ digits, a leading zero) takes the
+	// general path below.
+	d := p.data
+	i := start
+	neg := d[i] == '-'
+	if neg {
+		i++
+	}
+	if i < len(d) && d[i] >= '1' && d[i] <= '9' {
+		var v int64
+		j := i
+		for j < len(d) && j-i < 18 && d[j] >= '0' && d[j] <= '9' {
+			v = v*10 + int64(d[j]-'0')
+			j++
+		}
+		if j >= len(d) || (d[j] != '.' && d[j] != 'e' && d[j] != 'E' && (d[j] < '0' || d[j] > '9')) {
+			p.pos = j
+			if neg {
+				v = -v
+			}
+			if v >= math.MinInt32 && v <= math.MaxInt32 {
+				return appendInt32(dst, int32(v)), TypeInt32, nil
+			}
+			return AppendInt64(dst, v), TypeInt64, nil
+		}
+	}
 	tok, isInt, err := p.scanNumber()
 	if err != nil {
 		return dst, 0, err

@@ -722,6 +722,27 @@ func TestExtJSONNumbers(t *testing.T) {
 			}
 		}
 	}
+	// Integers of every length take the smallest type that holds them.
+	for i := 0; i < 50000; i++ {
+		v := int64(rng.Uint64()) >> rng.Intn(64)
+		text := strconv.FormatInt(v, 10)
+		if i%7 == 0 {
+			text = "-" + strconv.FormatUint(uint64(v)<<1|1, 10) // past int64 at times
+		}
+		doc, err := ParseExtJSON([]byte(`{"n":` + text + `}`))
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		n := doc.Lookup("n")
+		if want, err := strconv.ParseInt(text, 10, 64); err != nil {
+			f, _ := strconv.ParseFloat(text, 64)
+			if n.Type != TypeDouble || n.Double() != f {
+				t.Fatalf("%s parsed to %v %v, want double %v", text, n.Type, n, f)
+			}
+		} else if got, ok := n.AsInt64OK(); !ok || got != want || n.Type == TypeDouble || (n.Type == TypeInt32) != (want == int64(int32(want))) {
+			t.Fatalf("%s parsed to %v %v", text, n.Type, n)
+		}
+	}
 	// The fast path and strconv agree on decimal strings of all shapes.
 	for i := 0; i < 100000; i++ {
 		var sb strings.Builder
