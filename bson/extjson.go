@@ -21,6 +21,8 @@ type ExtJSONError struct {
 	Reason string
 }
 
+// Error formats the error as "bson: invalid Extended JSON at byte N (field
+// "path"): reason".
 func (e *ExtJSONError) Error() string {
 	var b strings.Builder
 	b.WriteString("bson: invalid Extended JSON at byte ")
