@@ -230,6 +230,16 @@ func FuzzExtJSONFromBSON(f *testing.F) {
 		if (cerr == nil) != (verr == nil) || (rerr == nil) != (verr == nil) {
 			t.Fatalf("AppendExtJSON errors (%v, %v) disagree with Validate (%v) on %X", cerr, rerr, verr, data)
 		}
+		// The String methods take any bytes; whatever they return that is
+		// not an error marker is JSON.
+		if len(data) > 0 {
+			if vs := (RawValue{Type: Type(data[0]), Value: data[1:]}).String(); !strings.HasPrefix(vs, "<invalid BSON: ") && !json.Valid([]byte(vs)) {
+				t.Fatalf("RawValue.String() = %q is not JSON", vs)
+			}
+		}
+		if es := RawElement(data).String(); !strings.HasPrefix(es, "<invalid BSON: ") && !json.Valid([]byte("{"+es+"}")) {
+			t.Fatalf("RawElement.String() = %q is not a JSON member", es)
+		}
 		s := Raw(data).String()
 		if cerr != nil {
 			var de *DecodeError
