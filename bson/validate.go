@@ -179,17 +179,36 @@ func (v *validator) validateDoc(b []byte, pos, base, depth int, array bool) (int
 		if t == 0 {
 			return 0, decodeErr(base+i, "", "document terminator found before the end of the document ("+strconv.Itoa(end-i)+" bytes early)")
 		}
-		kl, ok := readCString(b, i+1, end)
-		if !ok {
+		// Find the key's NUL and note any non-ASCII byte in one pass;
+		// keys are short, so this beats IndexByte plus utf8.Valid.
+		j := i + 1
+		var high byte
+		for j < end && b[j] != 0 {
+			high |= b[j]
+			j++
+		}
+		if j >= end {
 			return 0, decodeErr(base+i+1, "", "element key is not NUL-terminated within the document")
 		}
-		key := b[i+1 : i+1+kl]
-		if !v.noUTF8 && !utf8.Valid(key) {
+		key := b[i+1 : j]
+		if high >= utf8.RuneSelf && !v.noUTF8 && !utf8.Valid(key) {
 			return 0, decodeErr(base+i+1, "", "element key is not valid UTF-8")
 		}
-		vpos := i + 1 + kl + 1
-		size, err := v.validateValue(t, b, vpos, end, base, depth)
-		if err != nil {
+		vpos := j + 1
+		var size int
+		switch t {
+		case TypeDouble, TypeInt64, TypeDateTime, TypeTimestamp:
+			size = 8
+		case TypeInt32:
+			size = 4
+		default:
+			var err error
+			if size, err = v.validateValue(t, b, vpos, end, base, depth); err != nil {
+				return 0, withParent(err, string(key))
+			}
+		}
+		if vpos+size > end {
+			_, err := valueSize(t, b, vpos, end, base)
 			return 0, withParent(err, string(key))
 		}
 		v.counts[t]++
