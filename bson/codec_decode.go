@@ -149,8 +149,8 @@ func overflow(t Type, gt reflect.Type, value string) error {
 
 // decIntKind decodes into an integer kind. int32, int64 and boolean values
 // are accepted, as is a double that is integral (or any finite double when
-// truncate is set, dropping the fraction); values out of the kind's range
-// are an error, never wrapped.
+// truncate is set, dropping the fraction) and within int64's range; values
+// out of the kind's range are an error, never wrapped.
 func decIntKind(gt reflect.Type, truncate bool) decFunc {
 	k := gt.Kind()
 	return func(t Type, v []byte, p unsafe.Pointer) error {
@@ -164,28 +164,30 @@ func decIntKind(gt reflect.Type, truncate bool) decFunc {
 			x = int64(v[0])
 		case TypeNull, TypeUndefined:
 		case TypeDouble:
-			f := math.Float64frombits(uint64(le64(v)))
-			fs := strconv.FormatFloat(f, 'g', -1, 64)
+			src := math.Float64frombits(uint64(le64(v)))
+			f := src
 			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return typeError(t, gt, "value "+fs+" is not an integer")
+				return typeError(t, gt, "value "+fmtFloat(src)+" is not an integer")
 			}
 			if f != math.Trunc(f) {
 				if !truncate {
-					return typeError(t, gt, "value "+fs+" is not an integer (the truncate tag option allows dropping the fraction)")
+					return typeError(t, gt, "value "+fmtFloat(src)+" is not an integer (the truncate tag option allows dropping the fraction)")
 				}
 				f = math.Trunc(f)
 			}
-			if isUnsigned(k) {
-				if f < 0 || f >= 1<<64 {
-					return overflow(t, gt, fs)
-				}
-				return storeUint(t, gt, uint64(f), fs, p)
-			}
+			// Only values a BSON integer can hold are accepted, so that
+			// whatever decodes can be encoded again.
 			if f < -(1<<63) || f >= 1<<63 {
-				return overflow(t, gt, fs)
+				return overflow(t, gt, fmtFloat(src))
 			}
 			x = int64(f)
-			return storeInt(t, gt, x, fs, p)
+			if isUnsigned(k) {
+				if x < 0 {
+					return overflow(t, gt, fmtFloat(src))
+				}
+				return storeUint(t, gt, uint64(x), src, p)
+			}
+			return storeInt(t, gt, x, src, p)
 		default:
 			return typeError(t, gt, "")
 		}
@@ -193,9 +195,9 @@ func decIntKind(gt reflect.Type, truncate bool) decFunc {
 			if x < 0 {
 				return overflow(t, gt, strconv.FormatInt(x, 10))
 			}
-			return storeUint(t, gt, uint64(x), "", p)
+			return storeUint(t, gt, uint64(x), math.NaN(), p)
 		}
-		return storeInt(t, gt, x, "", p)
+		return storeInt(t, gt, x, math.NaN(), p)
 	}
 }
 
@@ -207,9 +209,20 @@ func isUnsigned(k reflect.Kind) bool {
 	return false
 }
 
-// storeInt stores x in the signed integer at p after a range check. shown
-// is the value as the document had it, when that was not an integer.
-func storeInt(t Type, gt reflect.Type, x int64, shown string, p unsafe.Pointer) error {
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// shownValue formats x for an error, or src when the document's value was
+// the double src rather than an integer (src is NaN otherwise).
+func shownValue(x string, src float64) string {
+	if math.IsNaN(src) {
+		return x
+	}
+	return fmtFloat(src)
+}
+
+// storeInt stores x in the signed integer at p after a range check. src is
+// the document's value when that was a double, for error messages.
+func storeInt(t Type, gt reflect.Type, x int64, src float64, p unsafe.Pointer) error {
 	var lo, hi int64
 	switch gt.Size() {
 	case 1:
@@ -222,10 +235,7 @@ func storeInt(t Type, gt reflect.Type, x int64, shown string, p unsafe.Pointer) 
 		lo, hi = math.MinInt64, math.MaxInt64
 	}
 	if x < lo || x > hi {
-		if shown == "" {
-			shown = strconv.FormatInt(x, 10)
-		}
-		return overflow(t, gt, shown)
+		return overflow(t, gt, shownValue(strconv.FormatInt(x, 10), src))
 	}
 	switch gt.Size() {
 	case 1:
@@ -240,7 +250,7 @@ func storeInt(t Type, gt reflect.Type, x int64, shown string, p unsafe.Pointer) 
 	return nil
 }
 
-func storeUint(t Type, gt reflect.Type, x uint64, shown string, p unsafe.Pointer) error {
+func storeUint(t Type, gt reflect.Type, x uint64, src float64, p unsafe.Pointer) error {
 	var hi uint64
 	switch gt.Size() {
 	case 1:
@@ -253,10 +263,7 @@ func storeUint(t Type, gt reflect.Type, x uint64, shown string, p unsafe.Pointer
 		hi = math.MaxUint64
 	}
 	if x > hi {
-		if shown == "" {
-			shown = strconv.FormatUint(x, 10)
-		}
-		return overflow(t, gt, shown)
+		return overflow(t, gt, shownValue(strconv.FormatUint(x, 10), src))
 	}
 	switch gt.Size() {
 	case 1:
