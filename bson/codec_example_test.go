@@ -1,0 +1,136 @@
+package bson_test
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+)
+
+type codecAddress struct {
+	City    string `bson:"city"`
+	Country string `bson:"country,omitempty"`
+}
+
+type codecPerson struct {
+	ID       bson.ObjectID     `bson:"_id"`
+	Name     string            `bson:"name"`
+	Age      int               `bson:"age,omitempty"`
+	Email    string            `bson:"email,omitempty"`
+	Born     time.Time         `bson:"born"`
+	codecAddress  codecAddress           `bson:"address"`
+	Tags     []string          `bson:"tags"`
+	Password string            `bson:"-"`
+	Labels   map[string]string `bson:"labels,omitempty"`
+}
+
+func ExampleMarshal() {
+	p := codecPerson{
+		ID:       bson.ObjectID{0x65, 0xf3, 0x1a, 0x2b, 0x9c, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07},
+		Name:     "Ada",
+		Age:      36,
+		Born:     time.Date(1815, 12, 10, 0, 0, 0, 0, time.UTC),
+		codecAddress:  codecAddress{City: "London"},
+		Tags:     []string{"math", "engines"},
+		Password: "never written",
+	}
+	doc, err := bson.Marshal(&p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	d, _ := bson.DecodeD(doc)
+	for _, e := range d {
+		fmt.Printf("%s: %v\n", e.Key, e.Value)
+	}
+	// Output:
+	// _id: ObjectID("65f31a2b9c01020304050607")
+	// name: Ada
+	// age: 36
+	// born: 1815-12-10T00:00:00.000Z
+	// address: [{city London}]
+	// tags: [math engines]
+}
+
+func ExampleUnmarshal() {
+	doc, _ := bson.Marshal(bson.D{
+		{Key: "name", Value: "Grace"},
+		{Key: "age", Value: int64(85)},
+		{Key: "address", Value: bson.D{{Key: "city", Value: "Arlington"}}},
+		{Key: "tags", Value: bson.A{"navy", "cobol"}},
+		{Key: "unknown", Value: true}, // skipped: no field has this key
+	})
+	var p codecPerson
+	if err := bson.Unmarshal(doc, &p); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.Name, p.Age, p.codecAddress.City, p.Tags)
+	// Output: Grace 85 Arlington [navy cobol]
+}
+
+func ExampleUnmarshal_typeError() {
+	type Item struct {
+		Price float64 `bson:"price"`
+	}
+	type Order struct {
+		Items []Item `bson:"items"`
+	}
+	doc, _ := bson.Marshal(bson.D{{Key: "items", Value: bson.A{
+		bson.D{{Key: "price", Value: 1.5}},
+		bson.D{{Key: "price", Value: "cheap"}},
+	}}})
+	var o Order
+	err := bson.Unmarshal(doc, &o)
+	var te *bson.UnmarshalTypeError
+	if errors.As(err, &te) {
+		fmt.Println(te.Path)
+		fmt.Println(err)
+	}
+	// Output:
+	// items.1.price
+	// bson: cannot decode string at "items.1.price" into Go type float64
+}
+
+// Inline flattens a struct into its parent, and an inline map collects the
+// keys no field claims.
+func ExampleMarshal_inline() {
+	type Audit struct {
+		CreatedBy string `bson:"createdBy"`
+		Version   int32  `bson:"version"`
+	}
+	type Doc struct {
+		Name  string         `bson:"name"`
+		Audit Audit          `bson:",inline"`
+		Extra map[string]any `bson:",inline"`
+	}
+	doc, _ := bson.Marshal(Doc{Name: "a", Audit: Audit{CreatedBy: "me", Version: 2}})
+	d, _ := bson.DecodeD(doc)
+	fmt.Println(d)
+
+	src, _ := bson.Marshal(bson.D{{Key: "name", Value: "b"}, {Key: "version", Value: int32(3)}, {Key: "color", Value: "red"}})
+	var back Doc
+	_ = bson.Unmarshal(src, &back)
+	fmt.Println(back.Name, back.Audit.Version, back.Extra)
+	// Output:
+	// [{name a} {createdBy me} {version 2}]
+	// b 3 map[color:red]
+}
+
+func ExampleMarshalValue() {
+	t, b, _ := bson.MarshalValue([]int32{1, 2})
+	fmt.Println(t, len(b))
+	// Output: array 19
+}
+
+func ExampleRawValue_Unmarshal() {
+	doc, _ := bson.Marshal(bson.D{{Key: "address", Value: bson.D{{Key: "city", Value: "Paris"}}}})
+	var a codecAddress
+	if err := bson.Raw(doc).Lookup("address").Unmarshal(&a); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(a.City)
+	// Output: Paris
+}
