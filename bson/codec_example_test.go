@@ -19,7 +19,7 @@ type codecPerson struct {
 	Age      int               `bson:"age,omitempty"`
 	Email    string            `bson:"email,omitempty"`
 	Born     time.Time         `bson:"born"`
-	codecAddress  codecAddress           `bson:"address"`
+	Address  codecAddress      `bson:"address"`
 	Tags     []string          `bson:"tags"`
 	Password string            `bson:"-"`
 	Labels   map[string]string `bson:"labels,omitempty"`
@@ -31,7 +31,7 @@ func ExampleMarshal() {
 		Name:     "Ada",
 		Age:      36,
 		Born:     time.Date(1815, 12, 10, 0, 0, 0, 0, time.UTC),
-		codecAddress:  codecAddress{City: "London"},
+		Address:  codecAddress{City: "London"},
 		Tags:     []string{"math", "engines"},
 		Password: "never written",
 	}
@@ -66,7 +66,7 @@ func ExampleUnmarshal() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(p.Name, p.Age, p.codecAddress.City, p.Tags)
+	fmt.Println(p.Name, p.Age, p.Address.City, p.Tags)
 	// Output: Grace 85 Arlington [navy cobol]
 }
 

@@ -501,8 +501,9 @@ func (pl *planner) fillStruct(c *codec) {
 		byName[fields[i].name] = append(byName[fields[i].name], i)
 	}
 	drop := make([]bool, len(fields))
-	for name, idx := range byName {
-		if len(idx) == 1 {
+	for i := range fields { // in field order, so the error names the first clash
+		idx := byName[fields[i].name]
+		if len(idx) == 1 || idx[0] != i {
 			continue
 		}
 		best, tie := idx[0], false
@@ -515,7 +516,7 @@ func (pl *planner) fillStruct(c *codec) {
 			}
 		}
 		if tie {
-			st.err = "duplicate bson key " + strconv.Quote(name) + " in " + c.typ.String()
+			st.err = "duplicate bson key " + strconv.Quote(fields[i].name) + " in " + c.typ.String()
 			return
 		}
 		for _, j := range idx {
