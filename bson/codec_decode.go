@@ -70,10 +70,7 @@ func (it *elemIter) next() (t Type, key, val []byte, ok bool) {
 	b := it.b
 	t = Type(b[it.pos])
 	ks := it.pos + 1
-	ke := ks
-	for b[ke] != 0 {
-		ke++
-	}
+	ke := ks + keyLen(b, ks)
 	p := ke + 1
 	n := valueLen(t, b, p)
 	it.pos = p + n
@@ -573,14 +570,29 @@ func (st *structPlan) decodeDoc(c *codec, v []byte, base unsafe.Pointer) error {
 	if st.err != "" {
 		return typeError(TypeEmbeddedDocument, c.typ, st.err)
 	}
-	it := newElemIter(v)
+	fields := st.fields
 	next := 0
-	for {
-		t, key, val, ok := it.next()
-		if !ok {
-			return nil
+	for pos, end := 4, len(v)-1; pos < end; {
+		t := Type(v[pos])
+		ks := pos + 1
+		// Documents usually hold fields in declaration order: try the
+		// expected field's name in place before searching for the key.
+		i := -1
+		if next < len(fields) {
+			name := fields[next].name
+			if ke := ks + len(name); ke < end && v[ke] == 0 && string(v[ks:ke]) == name {
+				i, pos = next, ke+1
+			}
 		}
-		i := st.find(key, next)
+		var key []byte
+		if i < 0 {
+			ke := ks + keyLen(v, ks)
+			key, pos = v[ks:ke], ke+1
+			i = st.find(key, next)
+		}
+		n := valueLen(t, v, pos)
+		val := v[pos : pos+n]
+		pos += n
 		if i < 0 {
 			if in := st.inline; in != nil {
 				if err := in.c.decodeMapEntry(in.fieldPtrAlloc(base), t, key, val); err != nil {
@@ -590,7 +602,7 @@ func (st *structPlan) decodeDoc(c *codec, v []byte, base unsafe.Pointer) error {
 			continue
 		}
 		next = i + 1
-		f := &st.fields[i]
+		f := &fields[i]
 		fp := unsafe.Add(base, f.offset)
 		if f.via != nil {
 			fp = f.fieldPtrAlloc(base)
@@ -623,6 +635,7 @@ func (st *structPlan) decodeDoc(c *codec, v []byte, base unsafe.Pointer) error {
 			return inField(err, f.name)
 		}
 	}
+	return nil
 }
 
 // Slices and arrays.

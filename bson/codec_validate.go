@@ -1,6 +1,10 @@
 package bson
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"math/bits"
+	"unicode/utf8"
+)
 
 // quickValidTop reports whether b is exactly one valid BSON document. It
 // accepts precisely what validator.validateTop accepts (FuzzCodecQuickValid
@@ -32,23 +36,11 @@ func quickDoc(b []byte, pos, depth int) (int, bool) {
 	for i < end {
 		t := Type(b[i])
 		i++
-		k := i
-		var high byte // OR of the key's bytes: below 0x80 means ASCII
-		for {
-			if i >= end {
-				return 0, false
-			}
-			c := b[i]
-			if c == 0 {
-				break
-			}
-			high |= c
-			i++
-		}
-		if high >= 0x80 && !utf8.Valid(b[k:i]) {
+		kl, ascii, ok := scanKey(b, i, end)
+		if !ok || !ascii && !utf8.Valid(b[i:i+kl]) {
 			return 0, false
 		}
-		i++
+		i += kl + 1
 		switch t {
 		case TypeDouble, TypeDateTime, TypeTimestamp, TypeInt64:
 			i += 8
@@ -69,7 +61,7 @@ func quickDoc(b []byte, pos, depth int) (int, bool) {
 				return 0, false
 			}
 			l := int(le32(b[i:]))
-			if l < 1 || l > end-i-4 || b[i+4+l-1] != 0 || !utf8.Valid(b[i+4:i+4+l-1]) {
+			if l < 1 || l > end-i-4 || b[i+4+l-1] != 0 || !validUTF8(b[i+4:i+4+l-1]) {
 				return 0, false
 			}
 			i += 4 + l
@@ -105,6 +97,74 @@ func quickDoc(b []byte, pos, depth int) (int, bool) {
 		}
 	}
 	return n, true
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// zeroByte returns the index of the first zero byte of the little-endian
+// word x, or 8. (x-lsb)&^x&msb sets the top bit of every zero byte, and of
+// no byte before the first zero.
+func zeroByte(x uint64) int {
+	return bits.TrailingZeros64((x-lsb)&^x&msb) >> 3
+}
+
+// scanKey finds the NUL ending the key at b[i:end], eight bytes at a time,
+// and reports the key's length, whether it is all ASCII, and whether the
+// NUL was found before end.
+func scanKey(b []byte, i, end int) (n int, ascii, ok bool) {
+	var high uint64
+	for j := i; ; j += 8 {
+		if j+8 > end {
+			for ; j < end; j++ {
+				if b[j] == 0 {
+					return j - i, high&msb == 0, true
+				}
+				high |= uint64(b[j])
+			}
+			return 0, false, false
+		}
+		x := binary.LittleEndian.Uint64(b[j:])
+		if z := zeroByte(x); z < 8 {
+			high |= x & (1<<(8*z) - 1)
+			return j + z - i, high&msb == 0, true
+		}
+		high |= x
+	}
+}
+
+// validUTF8 is utf8.Valid with the all-ASCII case, by far the most common
+// for field values, checked inline eight bytes at a time.
+func validUTF8(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:])&msb != 0 {
+			return utf8.Valid(b)
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= 0x80 {
+			return utf8.Valid(b)
+		}
+	}
+	return true
+}
+
+// keyLen returns the length of the NUL-terminated key at b[i:] in a
+// validated document.
+func keyLen(b []byte, i int) int {
+	for j := i; j+8 <= len(b); j += 8 {
+		if z := zeroByte(binary.LittleEndian.Uint64(b[j:])); z < 8 {
+			return j + z - i
+		}
+	}
+	j := i
+	for b[j] != 0 {
+		j++
+	}
+	return j - i
 }
 
 // validateForDecode validates a whole document before decoding, returning
