@@ -56,6 +56,7 @@ type fzDoc struct {
 	Raw     Raw                 `bson:"raw"`
 	RV      RawValue            `bson:"rv,omitempty"`
 	UUID    UUID                `bson:"uuid"`
+	Vec     Vector              `bson:"vec"`
 	JS      JavaScript          `bson:"js"`
 	CWS     CodeWithScope       `bson:"cws"`
 	Omit    string              `bson:"omit,omitempty"`
@@ -77,7 +78,7 @@ func fzSample() fzDoc {
 		Any: D{{"x", A{int32(1), "y"}}}, When: time.UnixMilli(1234567890123).UTC(), Dur: time.Second, Dec: NewDecimal128(0x3040000000000000, 1234),
 		Bin: Binary{Subtype: 0x80, Data: []byte{9}}, Re: Regex{"^x", "i"}, TS: Timestamp{T: 1, I: 2}, DT: 99,
 		D: D{{"dk", "dv"}}, A: A{1.5, nil}, M: M{"mk": int64(3)}, Raw: Raw{5, 0, 0, 0, 0}, RV: RawValue{Type: TypeBoolean, Value: []byte{1}},
-		UUID: UUID{3: 3}, JS: "code", CWS: CodeWithScope{Code: "c", Scope: D{{"s", int32(1)}}},
+		UUID: UUID{3: 3}, Vec: NewInt8Vector([]int8{1, 2}), JS: "code", CWS: CodeWithScope{Code: "c", Scope: D{{"s", int32(1)}}},
 		Inlined: fzInline{X: 1, Y: "y"}, Rest: map[string]RawValue{"unknown": {Type: TypeInt32, Value: []byte{1, 0, 0, 0}}},
 	}
 }

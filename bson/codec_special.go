@@ -32,6 +32,7 @@ var (
 	rtRaw           = reflect.TypeFor[Raw]()
 	rtRawValue      = reflect.TypeFor[RawValue]()
 	rtUUID          = reflect.TypeFor[UUID]()
+	rtVector        = reflect.TypeFor[Vector]()
 )
 
 // fillSpecial sets c's codec if c.typ is one of the special types.
@@ -141,6 +142,37 @@ func (pl *planner) fillSpecial(c *codec) bool {
 			}
 			return nil
 		}
+	case rtVector:
+		// Binary subtype 9; the zero Vector, which has no dtype and is not
+		// valid vector data, is null.
+		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
+			v := (*Vector)(p)
+			if v.DType() == 0 {
+				return AppendHeader(dst, TypeNull, key), nil
+			}
+			b := v.Binary()
+			return AppendBinaryElement(dst, key, b.Subtype, b.Data), nil
+		}
+		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
+			switch bt {
+			case TypeBinary:
+				st, data := binaryData(v)
+				vec, err := NewVectorFromBinary(Binary{Subtype: st, Data: data})
+				if err != nil {
+					return typeError(bt, t, err.Error())
+				}
+				*(*Vector)(p) = vec
+			case TypeNull, TypeUndefined:
+				*(*Vector)(p) = Vector{}
+			default:
+				return typeError(bt, t, "")
+			}
+			return nil
+		}
+		c.enc, c.dec = enc, dec
+		c.empty = func(p unsafe.Pointer) bool { return (*Vector)(p).DType() == 0 }
+		c.zero = c.empty
+		return true
 	case rtRegex:
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			r := (*Regex)(p)

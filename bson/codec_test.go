@@ -3,10 +3,12 @@ package bson
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,6 +69,7 @@ type ctAll struct {
 	Raw      Raw               `bson:"raw"`
 	RawValue RawValue          `bson:"rawvalue"`
 	UUID     UUID              `bson:"uuid"`
+	Vec      Vector            `bson:"vec"`
 	Small    int64             `bson:"small,minsize"`
 	Omitted  string            `bson:"omitted,omitempty"`
 	Inline   mtInner2          `bson:",inline"`
@@ -85,7 +88,7 @@ func ctSample(t testing.TB) ctAll {
 		Time: time.UnixMilli(1700000000123).UTC(), Duration: 3 * time.Second, OID: ObjectID{1, 2, 3}, DT: 42, Dec: NewDecimal128(0x3040000000000000, 5),
 		Bin: Binary{Subtype: 0x80, Data: []byte{5}}, Re: Regex{"^a", "im"}, DBP: DBPointer{"db.c", ObjectID{4}}, JS: "f()", Sym: "sym",
 		CWS: CodeWithScope{"g()", D{{"s", int32(1)}}}, TS: Timestamp{T: 7, I: 8}, D: D{{"k", "v"}}, M: M{"mk": "mv"}, A: A{int32(1), "two"},
-		Raw: raw, RawValue: RawValue{Type: TypeInt64, Value: []byte{1, 0, 0, 0, 0, 0, 0, 0}}, UUID: UUID{0: 0xaa, 15: 0xbb}, Small: 12,
+		Raw: raw, RawValue: RawValue{Type: TypeInt64, Value: []byte{1, 0, 0, 0, 0, 0, 0, 0}}, UUID: UUID{0: 0xaa, 15: 0xbb}, Vec: NewFloat32Vector([]float32{1, -2.5}), Small: 12,
 		Inline: mtInner2{C: 5}, Extra: map[string]any{"extra": "yes"},
 	}
 }
@@ -115,6 +118,34 @@ func TestCodecRoundTripEveryType(t *testing.T) {
 	// The small int64 was written as int32 (minsize).
 	if v := Raw(doc).Lookup("small"); v.Type != TypeInt32 {
 		t.Errorf("minsize field has type %v", v.Type)
+	}
+}
+
+func TestCodecVector(t *testing.T) {
+	type S struct {
+		V Vector  `bson:"v"`
+		Z Vector  `bson:"z"`
+		O Vector  `bson:"o,omitempty"`
+		P *Vector `bson:"p"`
+	}
+	v8 := NewInt8Vector([]int8{1, -1})
+	in := S{V: v8, P: &v8}
+	doc, err := Marshal(&in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustDoc(t, D{{"v", v8.Binary()}, {"z", nil}, {"p", v8.Binary()}})
+	if !bytes.Equal(doc, want) {
+		t.Fatalf("got %s\nwant %s", show(doc), show(want))
+	}
+	var out S
+	if err := Unmarshal(doc, &out); err != nil || !out.V.Equal(v8) || out.Z.DType() != 0 || out.P == nil || !out.P.Equal(v8) {
+		t.Fatalf("decode: %+v %v", out, err)
+	}
+	err = Unmarshal(mustDoc(t, D{{"v", Binary{Subtype: SubtypeVector, Data: []byte{0x27, 0, 1}}}}), &out)
+	var ute *UnmarshalTypeError
+	if !errors.As(err, &ute) || ute.Path != "v" || !strings.Contains(ute.Reason, "multiple of 4") {
+		t.Fatalf("bad vector data: %v", err)
 	}
 }
 

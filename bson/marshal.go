@@ -65,8 +65,9 @@ type Zeroer interface {
 // text, integer keys in decimal; entries in Go's map order); pointers and
 // interfaces -> their target, nil -> null; nil slices and maps -> null;
 // time.Time -> UTC datetime (milliseconds; finer precision is dropped);
-// time.Duration -> int64 nanoseconds; UUID -> binary subtype 4; this
-// package's types -> their BSON types. Channels, functions and complex
+// time.Duration -> int64 nanoseconds; UUID -> binary subtype 4; Vector ->
+// binary subtype 9 (the zero Vector -> null); this package's other types ->
+// their BSON types. Channels, functions and complex
 // numbers cannot be encoded.
 //
 // Errors are *MarshalError values whose Path names the dotted field path.
