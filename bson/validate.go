@@ -52,10 +52,26 @@ func docBounds(doc []byte, off int) (int, error) {
 }
 
 // readCString returns the length of the NUL-terminated string at b[pos:]
-// (excluding the NUL), bounded by end.
+// (excluding the NUL), bounded by end. Keys are short: a plain loop over the
+// first bytes avoids IndexByte's call and setup cost.
 func readCString(b []byte, pos, end int) (int, bool) {
-	i := bytes.IndexByte(b[pos:end], 0)
-	return i, i >= 0
+	lim := pos + 16
+	if lim > end {
+		lim = end
+	}
+	for j := pos; j < lim; j++ {
+		if b[j] == 0 {
+			return j - pos, true
+		}
+	}
+	if lim == end {
+		return 0, false
+	}
+	i := bytes.IndexByte(b[lim:end], 0)
+	if i < 0 {
+		return 0, false
+	}
+	return lim - pos + i, true
 }
 
 // valueSize returns the number of bytes the value of type t occupies at
