@@ -510,6 +510,9 @@ func (mp *mapPlan) keyString(k reflect.Value) (string, error) {
 func methodMarshalError(err error, key string, t reflect.Type, method string) error {
 	switch err.(type) {
 	case *MarshalError:
+		if key == "" {
+			return err
+		}
 		return inField(err, key)
 	}
 	return &MarshalError{Path: key, GoType: t, Reason: method + ": " + err.Error()}

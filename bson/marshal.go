@@ -3,6 +3,7 @@ package bson
 import (
 	"reflect"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -90,6 +91,14 @@ func MarshalAppend(dst []byte, v any) ([]byte, error) {
 func MarshalValue(v any) (Type, []byte, error) {
 	buf, err := appendElement(make([]byte, 0, 32), "", v, 0)
 	if err != nil {
+		// The value was encoded under the empty key: drop the empty
+		// leading path component from the error.
+		switch e := err.(type) {
+		case *MarshalError:
+			e.Path = strings.TrimPrefix(e.Path, ".")
+		case *DecodeError:
+			e.Path = strings.TrimPrefix(e.Path, ".")
+		}
 		return 0, nil, err
 	}
 	return Type(buf[0]), buf[2:], nil

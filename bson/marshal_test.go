@@ -543,6 +543,11 @@ func TestCodecMarshalValue(t *testing.T) {
 	if _, _, err := MarshalValue(make(chan int)); err == nil {
 		t.Error("MarshalValue(chan) succeeded")
 	}
+	_, _, err := MarshalValue(struct{ L []uint64 }{[]uint64{math.MaxUint64}})
+	var me *MarshalError
+	if !errors.As(err, &me) || me.Path != "l.0" {
+		t.Errorf("MarshalValue error path: %v", err)
+	}
 }
 
 // TestCodecBareTag checks the official driver's legacy form: a tag with no
@@ -575,5 +580,71 @@ func TestCodecMarshalAppendKeepsPrefix(t *testing.T) {
 	}
 	if !bytes.HasPrefix(out, []byte("prefix")) || !bytes.Equal(out[6:], mustDoc(t, D{{"a", int32(1)}, {"b", "x"}})) {
 		t.Fatalf("got %q", out)
+	}
+}
+
+type mtDocValueMarshaler struct{ T Type }
+
+func (m mtDocValueMarshaler) MarshalBSONValue() (Type, []byte, error) {
+	switch m.T {
+	case TypeEmbeddedDocument:
+		return m.T, []byte{5, 0, 0, 0, 0}, nil
+	case TypeInt32:
+		return m.T, []byte{1, 0, 0, 0}, nil
+	case TypeString:
+		return m.T, []byte{9, 0, 0, 0}, nil // invalid
+	}
+	return 0, nil, &MarshalError{Path: "inner", Reason: "custom"}
+}
+
+type mtBadTextKey struct{ s string }
+
+func (k mtBadTextKey) MarshalText() ([]byte, error) { return nil, errors.New("no text") }
+
+func TestCodecMarshalTopLevel(t *testing.T) {
+	inner := &mtInner{A: 1}
+	pinner := &inner
+	var iface any = mtInner{A: 2}
+	var nilIface any
+	tests := []struct {
+		name    string
+		in      any
+		want    D
+		wantErr string
+	}{
+		{"map", map[string]int32{"a": 1}, D{{"a", int32(1)}}, ""},
+		{"nil map", map[string]int32(nil), D{}, ""},
+		{"pointer to pointer", pinner, D{{"a", int32(1)}, {"b", ""}}, ""},
+		{"pointer to interface", &iface, D{{"a", int32(2)}, {"b", ""}}, ""},
+		{"pointer to nil interface", &nilIface, nil, "nil value"},
+		{"pointer to D", &D{{"x", true}}, D{{"x", true}}, ""},
+		{"pointer to Raw", &Raw{5, 0, 0, 0, 0}, D{}, ""},
+		{"value marshaler document", mtDocValueMarshaler{TypeEmbeddedDocument}, D{}, ""},
+		{"value marshaler non-document", mtDocValueMarshaler{TypeInt32}, nil, "returned a 32-bit integer, not a document"},
+		{"value marshaler string", mtDocValueMarshaler{TypeString}, nil, "returned a string, not a document"},
+		{"value marshaler error passes through", mtDocValueMarshaler{}, nil, `at "inner": custom`},
+		{"value marshaler field invalid", struct{ V mtDocValueMarshaler }{mtDocValueMarshaler{TypeString}}, nil, `at "v": MarshalBSONValue returned an invalid string value`},
+		{"value marshaler field error path", struct{ V mtDocValueMarshaler }{}, nil, `at "v.inner": custom`},
+		{"marshaler error", mtFailingMarshaler{}, nil, "MarshalBSON: boom"},
+		{"marshaler invalid", mtBadMarshaler{}, nil, "invalid document"},
+		{"text key error", map[mtBadTextKey]int{{"a"}: 1}, nil, "MarshalText: no text"},
+		{"unsupported map key at top level", map[bool]int{true: 1}, nil, "map key type bool"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Marshal(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := mustDoc(t, tc.want); !bytes.Equal(got, want) {
+				t.Fatalf("got %s, want %s", show(got), show(want))
+			}
+		})
 	}
 }
