@@ -126,3 +126,104 @@ func TestCorpusNativeBSON(t *testing.T) {
 	}
 	t.Logf("bson-corpus native: %d valid cB round trips, %d dB normalisations, %d decodeErrors rejected", valid, degenerate, decodeErrs)
 }
+
+// TestCorpusNativeExtJSON checks the corpus assertions for a codec with a
+// native representation (D), through MarshalExtJSON and UnmarshalExtJSON:
+//
+//	native_to_canonical_extended_json(bson_to_native(cB)) = cEJ
+//	native_to_relaxed_extended_json(bson_to_native(cB)) = rEJ
+//	native_to_canonical_extended_json(json_to_native(cEJ)) = cEJ
+//	native_to_bson(json_to_native(cEJ)) = cB, unless lossy
+//	native_to_canonical_extended_json(json_to_native(dEJ)) = cEJ
+//	native_to_bson(json_to_native(dEJ)) = cB, unless lossy
+//	native_to_relaxed_extended_json(json_to_native(rEJ)) = rEJ
+//
+// and that every parseErrors case fails UnmarshalExtJSON (decimal128 cases
+// wrap the string as {"d": {"$numberDecimal": s}}).
+func TestCorpusNativeExtJSON(t *testing.T) {
+	var assertions, lossySkips, parseErrs int
+	for name, f := range loadCorpus(t) {
+		t.Run(name, func(t *testing.T) {
+			toJSON := func(desc, what string, v D, canonical bool, want string) {
+				t.Helper()
+				got, err := MarshalExtJSON(v, canonical)
+				if err != nil {
+					t.Errorf("%s: %s: %v", desc, what, err)
+					return
+				}
+				if ejNormalizeJSON(t, string(got)) != ejNormalizeJSON(t, want) {
+					t.Errorf("%s: %s\n got %s\nwant %s", desc, what, got, want)
+					return
+				}
+				assertions++
+			}
+			fromJSON := func(desc, what, js string) (D, bool) {
+				t.Helper()
+				var d D
+				if err := UnmarshalExtJSON([]byte(js), &d); err != nil {
+					t.Errorf("%s: %s: %v", desc, what, err)
+					return nil, false
+				}
+				return d, true
+			}
+			toBSON := func(desc, what string, d D, want []byte) {
+				t.Helper()
+				got, err := Marshal(d)
+				if err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s: %s\n got %X (%v)\nwant %X", desc, what, got, err, want)
+					return
+				}
+				assertions++
+			}
+			for _, c := range f.Valid {
+				cB := mustHex(t, c.CanonicalBSON)
+				native, err := DecodeD(cB)
+				if err != nil {
+					t.Errorf("%s: %v", c.Description, err)
+					continue
+				}
+				toJSON(c.Description, "cB -> native -> cEJ", native, true, c.CanonicalExtJSON)
+				if c.RelaxedExtJSON != "" {
+					toJSON(c.Description, "cB -> native -> rEJ", native, false, c.RelaxedExtJSON)
+				}
+				if d, ok := fromJSON(c.Description, "cEJ -> native", c.CanonicalExtJSON); ok {
+					toJSON(c.Description, "cEJ -> native -> cEJ", d, true, c.CanonicalExtJSON)
+					if c.Lossy {
+						lossySkips++ // the corpus: cEJ -> cB is not asserted for lossy cases
+					} else {
+						toBSON(c.Description, "cEJ -> native -> cB", d, cB)
+					}
+				}
+				if c.DegenerateExtJSON != "" {
+					if d, ok := fromJSON(c.Description, "dEJ -> native", c.DegenerateExtJSON); ok {
+						toJSON(c.Description, "dEJ -> native -> cEJ", d, true, c.CanonicalExtJSON)
+						if c.Lossy {
+							lossySkips++
+						} else {
+							toBSON(c.Description, "dEJ -> native -> cB", d, cB)
+						}
+					}
+				}
+				if c.RelaxedExtJSON != "" {
+					if d, ok := fromJSON(c.Description, "rEJ -> native", c.RelaxedExtJSON); ok {
+						toJSON(c.Description, "rEJ -> native -> rEJ", d, false, c.RelaxedExtJSON)
+					}
+				}
+			}
+			for _, c := range f.ParseErrors {
+				input := c.String
+				if f.BSONType == "0x13" {
+					q, _ := json.Marshal(c.String)
+					input = `{"d": {"$numberDecimal": ` + string(q) + `}}`
+				}
+				var d D
+				if err := UnmarshalExtJSON([]byte(input), &d); err == nil {
+					t.Errorf("%s: UnmarshalExtJSON(%s) succeeded: %v", c.Description, input, d)
+					continue
+				}
+				parseErrs++
+			}
+		})
+	}
+	t.Logf("bson-corpus native Extended JSON: %d assertions passed, %d lossy JSON->BSON checks not asserted (per the corpus spec), %d parseErrors rejected", assertions, lossySkips, parseErrs)
+}
