@@ -362,8 +362,9 @@ func appendArrayOf(dst []byte, key string, c *codec, data unsafe.Pointer, n, dep
 		ep := unsafe.Add(data, uintptr(i)*e.size)
 		if e.ekind == kStruct {
 			dst = AppendHeader(dst, TypeEmbeddedDocument, ArrayKey(i))
-			dst, err = e.st.appendDoc(e, dst, ep, depth+2)
-			err = inIndex(err, i)
+			if dst, err = e.st.appendDoc(e, dst, ep, depth+2); err != nil {
+				err = inIndex(err, i)
+			}
 		} else {
 			dst, err = e.enc(dst, ArrayKey(i), ep, depth+1)
 		}

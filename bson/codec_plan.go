@@ -79,8 +79,8 @@ type codec struct {
 	// pointer receiver on it or on a value it contains by value, so the
 	// encoder must not be pointed at an interface's read-only copy.
 	addrMethods bool
-	// ptrRecv reports that this type's own marshal method has a pointer
-	// receiver.
+	// ptrRecv reports that this type's own marshal or IsZero method has a
+	// pointer receiver.
 	ptrRecv bool
 	// indirect reports a pointer or interface kind: decoding follows the
 	// indirection in a bounded loop (see decodeIndirect).
@@ -307,6 +307,7 @@ func (pl *planner) fillMethods(c *codec) {
 	if pt.Implements(rtZeroer) {
 		c.empty = func(p unsafe.Pointer) bool { return box(c.ptrWord, p).(Zeroer).IsZero() }
 		c.zero = c.empty
+		c.ptrRecv = c.ptrRecv || !t.Implements(rtZeroer)
 	}
 }
 
