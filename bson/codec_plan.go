@@ -121,6 +121,9 @@ type fieldPlan struct {
 	ekind kind
 	dkind kind
 	omit  uint8 // omitNone, omitEmpty or omitZero
+	// encVariant and decVariant mark a field-specific codec (minsize,
+	// truncate) that must use the generic path.
+	encVariant, decVariant bool
 
 	index []int // for dominance between promoted fields
 }
@@ -185,6 +188,11 @@ func codecFor(t reflect.Type) *codec {
 	p := planner{pending: map[reflect.Type]*codec{}}
 	c := p.codec(t)
 	for _, pc := range p.pending {
+		if pc.st != nil {
+			pc.st.settleKinds()
+		}
+	}
+	for _, pc := range p.pending {
 		p.finish(pc, map[*codec]bool{})
 	}
 	for pt, pc := range p.pending {
@@ -215,10 +223,26 @@ func (pl *planner) codec(t reflect.Type) *codec {
 	return c
 }
 
+// settleKinds copies each field's fast-path kinds from its codec. It runs
+// once the build is complete: while planning, a field's codec may still be
+// unfinished (a recursive type) and its kinds not yet final.
+func (st *structPlan) settleKinds() {
+	for i := range st.fields {
+		f := &st.fields[i]
+		if !f.encVariant {
+			f.ekind = f.c.ekind
+		}
+		if !f.decVariant {
+			f.dkind = f.c.dkind
+		}
+	}
+}
+
 // finish computes addrMethods once every codec of the build is filled.
-// Containment by value is acyclic, so the recursion ends.
+// Containment by value is acyclic, so the recursion ends. Codecs published
+// by earlier builds are complete and only read.
 func (pl *planner) finish(c *codec, seen map[*codec]bool) bool {
-	if seen[c] {
+	if seen[c] || pl.pending[c.typ] != c {
 		return c.addrMethods
 	}
 	seen[c] = true
@@ -635,7 +659,7 @@ func (pl *planner) collectFields(t reflect.Type) ([]fieldPlan, *fieldPlan, strin
 			case reflect.Int64, reflect.Uint, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 				v := *fc
 				v.enc = encIntKind(sf.Type, true)
-				f.c, f.ekind = &v, kOther
+				f.c, f.ekind, f.encVariant = &v, kOther, true
 			}
 		}
 		if ti.truncate && fc.num != reflect.Invalid {
@@ -645,7 +669,7 @@ func (pl *planner) collectFields(t reflect.Type) ([]fieldPlan, *fieldPlan, strin
 			} else {
 				v.dec = decIntKind(sf.Type, true)
 			}
-			f.c, f.dkind = &v, kOther
+			f.c, f.dkind, f.decVariant = &v, kOther, true
 		}
 		fields = append(fields, f)
 	}

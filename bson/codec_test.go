@@ -327,3 +327,28 @@ func TestCodecUnmarshalCorpus(t *testing.T) {
 		}
 	}
 }
+
+// ctRecT is built first and reaches ctRecS, which holds a ctRecT by value
+// before ctRecT's MarshalBSON has been seen: the field must still use it.
+type ctRecT struct {
+	P *ctRecS
+}
+
+func (ctRecT) MarshalBSON() ([]byte, error) { return Marshal(D{{"custom", int32(1)}}) }
+
+type ctRecS struct {
+	T ctRecT
+}
+
+func TestCodecRecursivePlanUsesMethods(t *testing.T) {
+	if _, err := Marshal(&ctRecT{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Marshal(ctRecS{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := mustDoc(t, D{{"t", D{{"custom", int32(1)}}}}); !bytes.Equal(got, want) {
+		t.Fatalf("got %s, want %s", show(got), show(want))
+	}
+}
