@@ -40,17 +40,19 @@ func ExampleMarshal() {
 		fmt.Println(err)
 		return
 	}
-	d, _ := bson.DecodeD(doc)
-	for _, e := range d {
-		fmt.Printf("%s: %v\n", e.Key, e.Value)
+	elems, _ := bson.Raw(doc).Elements()
+	for _, e := range elems {
+		fmt.Printf("%s: %v\n", e.Key(), e.Value().Type)
 	}
+	fmt.Println(bson.Raw(doc).Lookup("address", "city").StringValue())
 	// Output:
-	// _id: ObjectID("65f31a2b9c01020304050607")
-	// name: Ada
-	// age: 36
-	// born: 1815-12-10T00:00:00.000Z
-	// address: [{city London}]
-	// tags: [math engines]
+	// _id: objectID
+	// name: string
+	// age: 32-bit integer
+	// born: UTC datetime
+	// address: embedded document
+	// tags: array
+	// London
 }
 
 func ExampleUnmarshal() {
@@ -106,15 +108,21 @@ func ExampleMarshal_inline() {
 		Extra map[string]any `bson:",inline"`
 	}
 	doc, _ := bson.Marshal(Doc{Name: "a", Audit: Audit{CreatedBy: "me", Version: 2}})
-	d, _ := bson.DecodeD(doc)
-	fmt.Println(d)
+	elems, _ := bson.Raw(doc).Elements()
+	for i, e := range elems {
+		if i > 0 {
+			fmt.Print(" ")
+		}
+		fmt.Print(e.Key())
+	}
+	fmt.Println()
 
 	src, _ := bson.Marshal(bson.D{{Key: "name", Value: "b"}, {Key: "version", Value: int32(3)}, {Key: "color", Value: "red"}})
 	var back Doc
 	_ = bson.Unmarshal(src, &back)
 	fmt.Println(back.Name, back.Audit.Version, back.Extra)
 	// Output:
-	// [{name a} {createdBy me} {version 2}]
+	// name createdBy version
 	// b 3 map[color:red]
 }
 
