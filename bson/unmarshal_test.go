@@ -597,3 +597,33 @@ func TestCodecUnmarshalTime(t *testing.T) {
 		t.Errorf("UTC: %v %v", s.T, err)
 	}
 }
+
+// TestCodecUnmarshalTooDeep: nesting beyond MaxDepth is invalid BSON, so a
+// recursive struct type cannot be driven into unbounded recursion.
+func TestCodecUnmarshalTooDeep(t *testing.T) {
+	build := func(levels int) []byte {
+		var starts []int
+		var b []byte
+		for i := 0; i < levels; i++ {
+			var s int
+			if i == 0 {
+				s, b = AppendDocumentStart(b)
+			} else {
+				s, b = AppendDocumentElementStart(b, "next")
+			}
+			starts = append(starts, s)
+		}
+		for i := len(starts) - 1; i >= 0; i-- {
+			b, _ = AppendDocumentEnd(b, starts[i])
+		}
+		return b
+	}
+	var c mtCycle
+	if err := Unmarshal(build(MaxDepth), &c); err != nil {
+		t.Fatalf("MaxDepth levels: %v", err)
+	}
+	var de *DecodeError
+	if err := Unmarshal(build(MaxDepth+1), &c); !errors.As(err, &de) || !strings.Contains(err.Error(), "maximum depth") {
+		t.Fatalf("MaxDepth+1 levels: %v", err)
+	}
+}
