@@ -155,6 +155,8 @@ func TestCodecMarshalTypes(t *testing.T) {
 			P []*int
 		}{[]int32{1, 2}, []string{"a"}, nil, []string{}, [2]bool{true, false}, []*int{&one, nil}},
 			D{{"i", A{int32(1), int32(2)}}, {"s", A{"a"}}, {"n", nil}, {"e", A{}}, {"a", A{true, false}}, {"p", A{int32(1), nil}}}},
+		{"pointer-shaped struct (stored in the interface word)", struct{ P *int }{&one}, D{{"p", int32(1)}}},
+		{"pointer-shaped struct holding a map", struct{ M map[string]int }{map[string]int{"a": 1}}, D{{"m", D{{"a", int32(1)}}}}},
 		{"nested slices", struct{ M [][]int64 }{[][]int64{{1}, {}, nil}}, D{{"m", A{A{int64(1)}, A{}, nil}}}},
 		{"struct and pointer", struct {
 			In  mtInner
@@ -646,5 +648,27 @@ func TestCodecMarshalTopLevel(t *testing.T) {
 				t.Fatalf("got %s, want %s", show(got), show(want))
 			}
 		})
+	}
+}
+
+func TestCodecMarshalPointerShapedValues(t *testing.T) {
+	one := 1
+	tests := []struct {
+		in   any
+		want D
+	}{
+		{[1]*int{&one}, D{{"a", A{int32(1)}}}},
+		{map[string]int{"k": 2}, D{{"a", D{{"k", int32(2)}}}}},
+		{struct{ P *int }{&one}, D{{"a", D{{"p", int32(1)}}}}},
+		{&one, D{{"a", int32(1)}}},
+	}
+	for _, tc := range tests {
+		got, err := Marshal(D{{"a", tc.in}})
+		if err != nil {
+			t.Fatalf("%T: %v", tc.in, err)
+		}
+		if want := mustDoc(t, tc.want); !bytes.Equal(got, want) {
+			t.Errorf("%T: got %s, want %s", tc.in, show(got), show(want))
+		}
 	}
 }
