@@ -863,7 +863,7 @@ func (mp *mapPlan) setKey(k reflect.Value, key []byte, t Type) error {
 	case mp.keyUnText:
 		err := k.Addr().Interface().(interface{ UnmarshalText([]byte) error }).UnmarshalText(key)
 		if err != nil {
-			return typeError(t, mp.keyType, "map key UnmarshalText: "+err.Error())
+			return &UnmarshalTypeError{BSONType: t, GoType: mp.keyType, Reason: "map key UnmarshalText: " + err.Error(), Err: err}
 		}
 		return nil
 	}
@@ -895,7 +895,7 @@ func methodUnmarshalError(err error, t Type, gt reflect.Type, method string) err
 	case *UnmarshalTypeError, *DecodeError:
 		return err
 	}
-	return typeError(t, gt, method+": "+err.Error())
+	return &UnmarshalTypeError{BSONType: t, GoType: gt, Reason: method + ": " + err.Error(), Err: err}
 }
 
 // decUnmarshaler passes a copy of an embedded document to UnmarshalBSON.

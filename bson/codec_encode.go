@@ -491,7 +491,7 @@ func (mp *mapPlan) keyString(k reflect.Value) (string, error) {
 	case mp.keyText:
 		b, err := k.Interface().(interface{ MarshalText() ([]byte, error) }).MarshalText()
 		if err != nil {
-			return "", &MarshalError{GoType: mp.keyType, Reason: "map key MarshalText: " + err.Error()}
+			return "", &MarshalError{GoType: mp.keyType, Reason: "map key MarshalText: " + err.Error(), Err: err}
 		}
 		return string(b), nil
 	}
@@ -516,7 +516,7 @@ func methodMarshalError(err error, key string, t reflect.Type, method string) er
 		}
 		return inField(err, key)
 	}
-	return &MarshalError{Path: key, GoType: t, Reason: method + ": " + err.Error()}
+	return &MarshalError{Path: key, GoType: t, Reason: method + ": " + err.Error(), Err: err}
 }
 
 func encMarshaler(c *codec) encFunc {

@@ -146,10 +146,9 @@ func FuzzUnmarshalStruct(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var v validator
-		valid := v.validateTop(data) == nil
-		if quickValidTop(data) != valid {
-			t.Fatalf("quickValidTop = %v, validator = %v", !valid, valid)
+		fast, valid := validatorPaths(data)
+		if fast != valid {
+			t.Fatalf("validator fast path = %v, detailed path = %v", fast, valid)
 		}
 		var r1 fzDoc
 		r1.S = "untouched"

@@ -263,16 +263,14 @@ func TestCodecSteadyStateAllocations(t *testing.T) {
 	}
 }
 
-// TestCodecQuickValidAgreesWithValidator runs both validators over the BSON
-// corpus's valid and invalid documents.
-func TestCodecQuickValidAgreesWithValidator(t *testing.T) {
+// TestValidatorPathsAgree runs the validator's fast and detailed paths over
+// the BSON corpus's valid and invalid documents.
+func TestValidatorPathsAgree(t *testing.T) {
 	files := loadCorpus(t)
 	n := 0
 	check := func(name string, b []byte) {
-		var v validator
-		want := v.validateTop(b) == nil
-		if got := quickValidTop(b); got != want {
-			t.Errorf("%s: quickValidTop = %v, validator says %v (% x)", name, got, want, b)
+		if fast, detailed := validatorPaths(b); fast != detailed {
+			t.Errorf("%s: fast path = %v, detailed path = %v (% x)", name, fast, detailed, b)
 		}
 		n++
 	}

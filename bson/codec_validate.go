@@ -6,21 +6,14 @@ import (
 	"unicode/utf8"
 )
 
-// quickValidTop reports whether b is exactly one valid BSON document. It
-// accepts precisely what validator.validateTop accepts (FuzzCodecQuickValid
-// checks this), but only answers yes or no, so it can skip the
-// bookkeeping the validator does for error messages and decoders: Unmarshal
-// runs it first and asks the validator for the detailed error only when it
-// says no. The common element types are checked inline; the rare ones are
-// handed to the validator.
-func quickValidTop(b []byte) bool {
-	n, ok := quickDoc(b, 0, 1)
-	return ok && n == len(b)
-}
-
-// quickDoc validates the document at b[pos:] at nesting depth and returns
-// its length. b ends where the enclosing document's contents end.
-func quickDoc(b []byte, pos, depth int) (int, bool) {
+// scanDoc is the validator's fast path: it checks the document at b[pos:]
+// (b ends where the enclosing document's contents end) and counts what it
+// holds exactly as validateDoc does, but only answers yes or no, inlining
+// the common element types and scanning keys and ASCII strings eight bytes
+// at a time. validateTop falls back to validateDoc to explain a no; the two
+// must accept the same documents, which FuzzRawDecode and
+// TestValidatorPathsAgree check.
+func (v *validator) scanDoc(b []byte, pos, depth int, array bool) (int, bool) {
 	if depth > MaxDepth || len(b)-pos < 4 {
 		return 0, false
 	}
@@ -32,6 +25,12 @@ func quickDoc(b []byte, pos, depth int) (int, bool) {
 	if b[end] != 0 {
 		return 0, false
 	}
+	slot := -1
+	if v.record {
+		slot = len(v.docLens)
+		v.docLens = append(v.docLens, 0)
+	}
+	var count int32
 	i := pos + 4
 	for i < end {
 		t := Type(b[i])
@@ -66,7 +65,7 @@ func quickDoc(b []byte, pos, depth int) (int, bool) {
 			}
 			i += 4 + l
 		case TypeEmbeddedDocument, TypeArray:
-			m, ok := quickDoc(b[:end], i, depth+1)
+			m, ok := v.scanDoc(b[:end], i, depth+1, t == TypeArray)
 			if !ok {
 				return 0, false
 			}
@@ -85,7 +84,6 @@ func quickDoc(b []byte, pos, depth int) (int, bool) {
 			i += 5 + l
 		default:
 			// Regex, DBPointer, code with scope, and unknown types.
-			var v validator
 			m, err := v.validateValue(t, b, i, end, 0, depth)
 			if err != nil {
 				return 0, false
@@ -95,6 +93,16 @@ func quickDoc(b []byte, pos, depth int) (int, bool) {
 		if i > end {
 			return 0, false
 		}
+		v.counts[t]++
+		count++
+	}
+	if array {
+		v.arrElems += count
+	} else {
+		v.elems += count
+	}
+	if slot >= 0 {
+		v.docLens[slot] = count
 	}
 	return n, true
 }
@@ -170,14 +178,6 @@ func keyLen(b []byte, i int) int {
 // validateForDecode validates a whole document before decoding, returning
 // the validator's detailed *DecodeError when it is not valid.
 func validateForDecode(b []byte) error {
-	if quickValidTop(b) {
-		return nil
-	}
 	var v validator
-	if err := v.validateTop(b); err != nil {
-		return err
-	}
-	// Unreachable while quickValidTop and the validator agree, which the
-	// fuzz target checks; never accept what the quick check rejected.
-	return decodeErr(0, "", "document is not valid BSON")
+	return v.validateTop(b)
 }

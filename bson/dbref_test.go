@@ -370,7 +370,7 @@ func ExampleParseDBRef() {
 	_, ok = ParseDBRef(doc)
 	fmt.Println(ok)
 	// Output:
-	// true orders 42 true [{archived true}]
+	// true orders 42 true {"archived":true}
 	// false
 }
 

@@ -86,6 +86,9 @@ func joinKey(key, path string) string {
 	if path == "" {
 		return key
 	}
+	if key == "" {
+		return path
+	}
 	return key + "." + path
 }
 
@@ -143,7 +146,8 @@ func appendRawDocument(dst []byte, r Raw) ([]byte, error) {
 }
 
 // appendElement writes one element. depth is the depth of the document that
-// holds it; nested documents are one deeper.
+// holds it; nested documents are one deeper. Nil slices and maps are written
+// as null, as struct fields and the official driver write them.
 func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
 	if hasNUL(key) {
 		return dst, keyError(key)
@@ -169,21 +173,39 @@ func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
 	case bool:
 		return AppendBooleanElement(dst, key, x), nil
 	case D:
+		if x == nil {
+			return AppendHeader(dst, TypeNull, key), nil
+		}
 		dst = AppendHeader(dst, TypeEmbeddedDocument, key)
 		dst, err = appendD(dst, x, depth+1)
 	case M:
+		if x == nil {
+			return AppendHeader(dst, TypeNull, key), nil
+		}
 		dst = AppendHeader(dst, TypeEmbeddedDocument, key)
 		dst, err = appendM(dst, x, depth+1)
 	case map[string]any:
+		if x == nil {
+			return AppendHeader(dst, TypeNull, key), nil
+		}
 		dst = AppendHeader(dst, TypeEmbeddedDocument, key)
 		dst, err = appendM(dst, x, depth+1)
 	case A:
+		if x == nil {
+			return AppendHeader(dst, TypeNull, key), nil
+		}
 		dst = AppendHeader(dst, TypeArray, key)
 		dst, err = appendA(dst, x, depth+1)
 	case []any:
+		if x == nil {
+			return AppendHeader(dst, TypeNull, key), nil
+		}
 		dst = AppendHeader(dst, TypeArray, key)
 		dst, err = appendA(dst, x, depth+1)
 	case Raw:
+		if x == nil {
+			return AppendHeader(dst, TypeNull, key), nil
+		}
 		dst = AppendHeader(dst, TypeEmbeddedDocument, key)
 		dst, err = appendRawDocument(dst, x)
 	case RawValue:
@@ -199,6 +221,9 @@ func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
 	case Binary:
 		return AppendBinaryElement(dst, key, x.Subtype, x.Data), nil
 	case []byte:
+		if x == nil {
+			return AppendHeader(dst, TypeNull, key), nil
+		}
 		return AppendBinaryElement(dst, key, SubtypeGeneric, x), nil
 	case Decimal128:
 		return AppendDecimal128Element(dst, key, x), nil
@@ -244,6 +269,9 @@ func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
 	case float32:
 		return AppendDoubleElement(dst, key, float64(x)), nil
 	case []string:
+		if x == nil {
+			return AppendHeader(dst, TypeNull, key), nil
+		}
 		dst = AppendHeader(dst, TypeArray, key)
 		start := 0
 		if start, dst, err = appendArrayStart(dst, depth+1); err == nil {
@@ -253,6 +281,9 @@ func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
 			dst, err = AppendDocumentEnd(dst, start)
 		}
 	case []D:
+		if x == nil {
+			return AppendHeader(dst, TypeNull, key), nil
+		}
 		dst = AppendHeader(dst, TypeArray, key)
 		start := 0
 		if start, dst, err = appendArrayStart(dst, depth+1); err == nil {

@@ -46,7 +46,11 @@ type UnmarshalTypeError struct {
 	BSONType Type         // the type found in the document
 	GoType   reflect.Type // the Go type it was to be stored in
 	Reason   string       // optional detail, e.g. "overflows int8"
+	Err      error        // the underlying error, e.g. from an UnmarshalBSON method
 }
+
+// Unwrap returns the underlying error, if any.
+func (e *UnmarshalTypeError) Unwrap() error { return e.Err }
 
 func (e *UnmarshalTypeError) Error() string {
 	var b strings.Builder
@@ -75,7 +79,11 @@ type MarshalError struct {
 	Path   string       // dotted path of keys to the value
 	GoType reflect.Type // the offending Go type, when there is one
 	Reason string
+	Err    error // the underlying error, e.g. from a MarshalBSON method
 }
+
+// Unwrap returns the underlying error, if any.
+func (e *MarshalError) Unwrap() error { return e.Err }
 
 func (e *MarshalError) Error() string {
 	var b strings.Builder

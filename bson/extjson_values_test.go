@@ -57,3 +57,27 @@ func TestDocumentString(t *testing.T) {
 		t.Errorf("D.String() of an unencodable value = %q", got)
 	}
 }
+
+type failingMarshaler struct{}
+
+var errUserMarshal = errors.New("user marshal failure")
+
+func (failingMarshaler) MarshalBSON() ([]byte, error) { return nil, errUserMarshal }
+
+type failingUnmarshaler struct{}
+
+func (*failingUnmarshaler) UnmarshalBSON([]byte) error { return errUserMarshal }
+
+func TestUserMethodErrorsUnwrap(t *testing.T) {
+	_, err := Marshal(D{{Key: "x", Value: failingMarshaler{}}})
+	if !errors.Is(err, errUserMarshal) {
+		t.Errorf("Marshal: %v does not wrap the MarshalBSON error", err)
+	}
+	var s struct {
+		X failingUnmarshaler `bson:"x"`
+	}
+	err = Unmarshal(mustMarshal(t, D{{Key: "x", Value: D{}}}), &s)
+	if !errors.Is(err, errUserMarshal) {
+		t.Errorf("Unmarshal: %v does not wrap the UnmarshalBSON error", err)
+	}
+}

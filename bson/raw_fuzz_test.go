@@ -117,6 +117,16 @@ func exerciseViews(doc Raw, depth int) {
 	_, _ = doc.Index(2)
 }
 
+// validatorPaths returns the verdicts of the validator's fast path and of
+// its detailed path on a top-level document; they must always agree.
+func validatorPaths(b []byte) (fast, detailed bool) {
+	var f validator
+	n, ok := f.scanDoc(b, 0, 1, false)
+	var d validator
+	m, err := d.validateDoc(b, 0, 0, 1, false)
+	return ok && n == len(b), err == nil && m == len(b)
+}
+
 // FuzzRawDecode: no panic on any bytes; Validate, DecodeD and DecodeM agree;
 // a valid document re-encodes to a fixpoint, and to identical bytes when it
 // was in canonical form.
@@ -126,6 +136,9 @@ func FuzzRawDecode(f *testing.F) {
 	f.Add(nested(4, true))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		exerciseViews(Raw(b), 0)
+		if fast, detailed := validatorPaths(b); fast != detailed {
+			t.Fatalf("validator fast path = %v, detailed path = %v", fast, detailed)
+		}
 		verr := Raw(b).Validate()
 		d, derr := DecodeD(b)
 		_, merr := DecodeM(b)

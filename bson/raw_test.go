@@ -437,3 +437,16 @@ func TestTypeString(t *testing.T) {
 		t.Error("Type.Valid")
 	}
 }
+
+func TestNilSlicesAndMapsEncodeAsNull(t *testing.T) {
+	for _, v := range []any{D(nil), M(nil), map[string]any(nil), A(nil), []any(nil), []byte(nil), []string(nil), []D(nil), Raw(nil)} {
+		b := mustMarshal(t, D{{Key: "v", Value: v}})
+		if got := Raw(b).Lookup("v").Type; got != TypeNull {
+			t.Errorf("nil %T encoded as %v, want null", v, got)
+		}
+	}
+	// At the top level a nil document is an empty document.
+	if b := mustMarshal(t, D(nil)); !bytes.Equal(b, []byte{5, 0, 0, 0, 0}) {
+		t.Errorf("Marshal(D(nil)) = %X", b)
+	}
+}
