@@ -1,7 +1,6 @@
 package bson
 
 import (
-	"math"
 	"reflect"
 	"strconv"
 )
@@ -24,17 +23,12 @@ type DBRef struct {
 }
 
 // MarshalBSON encodes r as a document with $ref, $id, $db (when DB is set)
-// and then the Extra fields in order, as the specification requires.
-//
-// The $id and extra values are encoded here for the common types: nil,
-// Null, MinKey, MaxKey, Undefined, bool, string, int, int32, int64, float64, ObjectID, DateTime,
-// Timestamp, Decimal128, Binary, Vector, D, A, Raw and RawValue (nested D and
-// A values follow the same rule). Any other type is a *MarshalError naming
-// its path.
+// and then the Extra fields in order, as the specification requires. $id and
+// the extra values may be of any type Marshal accepts.
 func (r DBRef) MarshalBSON() ([]byte, error) {
 	start, dst := AppendDocumentStart(make([]byte, 0, 64))
 	dst = AppendStringElement(dst, "$ref", r.Ref)
-	dst, err := dbrefAppendValue(dst, "$id", r.ID, "$id", 1)
+	dst, err := appendElement(dst, "$id", r.ID, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -46,100 +40,11 @@ func (r DBRef) MarshalBSON() ([]byte, error) {
 		case "$ref", "$id", "$db":
 			return nil, &MarshalError{Path: e.Key, Reason: "Extra repeats the reserved DBRef field " + strconv.Quote(e.Key)}
 		}
-		if dst, err = dbrefAppendValue(dst, e.Key, e.Value, e.Key, 1); err != nil {
+		if dst, err = appendElement(dst, e.Key, e.Value, 1); err != nil {
 			return nil, err
 		}
 	}
 	return AppendDocumentEnd(dst, start)
-}
-
-// dbrefAppendValue writes one element for the value types MarshalBSON
-// supports. depth counts the documents open around the element, so that a
-// self-referencing D cannot recurse without end.
-func dbrefAppendValue(dst []byte, key string, v any, path string, depth int) ([]byte, error) {
-	if !ValidKey(key) {
-		return nil, &MarshalError{Path: path, Reason: "key contains a NUL byte"}
-	}
-	switch x := v.(type) {
-	case nil:
-		return AppendNullElement(dst, key), nil
-	case Null:
-		return AppendNullElement(dst, key), nil
-	case MinKey:
-		return AppendMinKeyElement(dst, key), nil
-	case MaxKey:
-		return AppendMaxKeyElement(dst, key), nil
-	case Undefined:
-		return AppendUndefinedElement(dst, key), nil
-	case bool:
-		return AppendBooleanElement(dst, key, x), nil
-	case string:
-		return AppendStringElement(dst, key, x), nil
-	case int:
-		if x >= math.MinInt32 && x <= math.MaxInt32 {
-			return AppendInt32Element(dst, key, int32(x)), nil
-		}
-		return AppendInt64Element(dst, key, int64(x)), nil
-	case int32:
-		return AppendInt32Element(dst, key, x), nil
-	case int64:
-		return AppendInt64Element(dst, key, x), nil
-	case float64:
-		return AppendDoubleElement(dst, key, x), nil
-	case ObjectID:
-		return AppendObjectIDElement(dst, key, x), nil
-	case DateTime:
-		return AppendDateTimeElement(dst, key, int64(x)), nil
-	case Timestamp:
-		return AppendTimestampElement(dst, key, x.T, x.I), nil
-	case Decimal128:
-		return AppendDecimal128Element(dst, key, x), nil
-	case Binary:
-		if len(x.Data) > math.MaxInt32-5 {
-			return nil, &MarshalError{Path: path, GoType: reflect.TypeOf(v), Reason: "binary data is too large for BSON"}
-		}
-		return AppendBinaryElement(dst, key, x.Subtype, x.Data), nil
-	case Vector:
-		b := x.Binary()
-		return AppendBinaryElement(dst, key, b.Subtype, b.Data), nil
-	case Raw:
-		if err := x.Validate(); err != nil {
-			return nil, &MarshalError{Path: path, GoType: reflect.TypeOf(v), Reason: "invalid Raw document: " + err.Error()}
-		}
-		return AppendDocumentElement(dst, key, x), nil
-	case RawValue:
-		if err := x.Validate(); err != nil {
-			return nil, &MarshalError{Path: path, GoType: reflect.TypeOf(v), Reason: "invalid RawValue: " + err.Error()}
-		}
-		return AppendValueElement(dst, key, x), nil
-	case D:
-		if depth >= MaxDepth {
-			return nil, &MarshalError{Path: path, GoType: reflect.TypeOf(v), Reason: "nesting exceeds MaxDepth (" + strconv.Itoa(MaxDepth) + ")"}
-		}
-		start, out := AppendDocumentElementStart(dst, key)
-		var err error
-		for _, e := range x {
-			if out, err = dbrefAppendValue(out, e.Key, e.Value, joinPath(path, e.Key), depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return AppendDocumentEnd(out, start)
-	case A:
-		if depth >= MaxDepth {
-			return nil, &MarshalError{Path: path, GoType: reflect.TypeOf(v), Reason: "nesting exceeds MaxDepth (" + strconv.Itoa(MaxDepth) + ")"}
-		}
-		start, out := AppendArrayElementStart(dst, key)
-		var err error
-		for i, e := range x {
-			k := ArrayKey(i)
-			if out, err = dbrefAppendValue(out, k, e, joinPath(path, k), depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return AppendDocumentEnd(out, start)
-	}
-	return nil, &MarshalError{Path: path, GoType: reflect.TypeOf(v),
-		Reason: "DBRef encodes only nil, Null, MinKey, MaxKey, Undefined, bool, string, int, int32, int64, float64, ObjectID, DateTime, Timestamp, Decimal128, Binary, Vector, D, A, Raw and RawValue values"}
 }
 
 // ParseDBRef reads doc as a DBRef. It reports false when doc is not valid

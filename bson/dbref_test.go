@@ -300,11 +300,9 @@ func TestDBRefMarshalErrors(t *testing.T) {
 		wantPath string
 		wantMsg  string
 	}{
-		{"unsupported id type", DBRef{Ref: "c", ID: uint8(1)}, "$id", "cannot encode Go type uint8 at \"$id\""},
-		{"unsupported id struct", DBRef{Ref: "c", ID: struct{ A int }{1}}, "$id", "DBRef encodes only"},
-		{"unsupported extra", DBRef{Ref: "c", ID: 1, Extra: D{{"when", []int{1}}}}, "when", "Go type []int"},
-		{"unsupported nested", DBRef{Ref: "c", ID: 1, Extra: D{{"meta", D{{"a", 1}, {"b", map[string]int{}}}}}}, "meta.b", "map[string]int"},
-		{"unsupported in array", DBRef{Ref: "c", ID: A{1, float32(2)}}, "$id.1", "float32"},
+		{"unencodable id", DBRef{Ref: "c", ID: make(chan int)}, "$id", "chan int"},
+		{"unencodable extra", DBRef{Ref: "c", ID: 1, Extra: D{{"when", []func(){nil}}}}, "when.0", "func()"},
+		{"unencodable nested", DBRef{Ref: "c", ID: 1, Extra: D{{"meta", D{{"a", 1}, {"b", complex(1, 2)}}}}}, "meta.b", "complex128"},
 		{"reserved extra $ref", DBRef{Ref: "c", ID: 1, Extra: D{{"$ref", "d"}}}, "$ref", "reserved DBRef field"},
 		{"reserved extra $db", DBRef{Ref: "c", ID: 1, Extra: D{{"$db", "d"}}}, "$db", "reserved DBRef field"},
 		{"NUL in extra key", DBRef{Ref: "c", ID: 1, Extra: D{{"a\x00b", 1}}}, "a\x00b", "NUL"},
@@ -312,7 +310,7 @@ func TestDBRefMarshalErrors(t *testing.T) {
 		{"bad Raw", DBRef{Ref: "c", ID: Raw{1, 2}}, "$id", "invalid Raw document"},
 		{"bad RawValue", DBRef{Ref: "c", ID: RawValue{Type: TypeInt32, Value: []byte{1}}}, "$id", "invalid RawValue"},
 		{"zero RawValue", DBRef{Ref: "c", ID: RawValue{}}, "$id", "invalid RawValue"},
-		{"too deep", DBRef{Ref: "c", ID: deep}, "", "nesting exceeds MaxDepth"},
+		{"too deep", DBRef{Ref: "c", ID: deep}, "", "nesting exceeds the maximum depth"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -416,4 +414,25 @@ func FuzzParseDBRef(f *testing.F) {
 			t.Fatalf("second encoding differs: %x, %v", again, err)
 		}
 	})
+}
+
+// DBRef ids and extra fields may hold any type Marshal accepts.
+func TestDBRefMarshalAnyType(t *testing.T) {
+	type key struct {
+		Region string `bson:"region"`
+		N      uint8  `bson:"n"`
+	}
+	ref := DBRef{Ref: "c", ID: key{Region: "eu", N: 7}, Extra: D{{Key: "tags", Value: []int{1, 2}}}}
+	b, err := ref.MarshalBSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, ok := ParseDBRef(b)
+	if !ok || back.Ref != "c" {
+		t.Fatalf("ParseDBRef = %+v, %v", back, ok)
+	}
+	var k key
+	if err := Raw(b).Lookup("$id").Unmarshal(&k); err != nil || k.Region != "eu" || k.N != 7 {
+		t.Errorf("$id = %+v, %v", k, err)
+	}
 }

@@ -2,6 +2,7 @@ package bson
 
 import (
 	"math"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -140,7 +141,7 @@ func appendA(dst []byte, a []any, depth int) ([]byte, error) {
 // appendRawDocument appends an already-encoded document after validating it.
 func appendRawDocument(dst []byte, r Raw) ([]byte, error) {
 	if err := r.Validate(); err != nil {
-		return dst, err
+		return dst, &MarshalError{GoType: reflect.TypeOf(r), Reason: "invalid Raw document: " + err.Error(), Err: err}
 	}
 	return append(dst, r...), nil
 }
@@ -209,7 +210,9 @@ func appendElement(dst []byte, key string, v any, depth int) ([]byte, error) {
 		dst = AppendHeader(dst, TypeEmbeddedDocument, key)
 		dst, err = appendRawDocument(dst, x)
 	case RawValue:
-		if err = x.Validate(); err == nil {
+		if verr := x.Validate(); verr != nil {
+			err = &MarshalError{GoType: reflect.TypeOf(x), Reason: "invalid RawValue: " + verr.Error(), Err: verr}
+		} else {
 			dst = AppendValueElement(dst, key, x)
 		}
 	case ObjectID:

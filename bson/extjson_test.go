@@ -563,7 +563,7 @@ func TestExtJSONWriteErrors(t *testing.T) {
 		{"scope not UTF-8", ejDoc(func(b []byte) []byte {
 			return AppendCodeWithScopeElement(b, "c", "x", ejDoc(func(b []byte) []byte { return AppendStringElement(b, "k", "\xff") }))
 		}), 4 + 3 + 4 + 6 + 4 + 3 + 4, "c.$scope.k", "string is not valid UTF-8"},
-		{"unknown type", ejDoc(func(b []byte) []byte { return AppendHeader(b, Type(0x20), "z") }), 6, "z", "unknown element type"},
+		{"unknown type", ejDoc(func(b []byte) []byte { return AppendHeader(b, Type(0x20), "z") }), 4, "z", "unknown element type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

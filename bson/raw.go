@@ -180,6 +180,10 @@ func (it *RawIter) Next() bool {
 		it.err = decodeErr(it.base+i+1, "", "element key is not NUL-terminated within the document")
 		return false
 	}
+	if !t.Valid() {
+		it.err = withParent(unknownTypeErr(t, it.base+i), string(b[i+1:i+1+kl]))
+		return false
+	}
 	vpos := i + 1 + kl + 1
 	n, err := valueSize(t, b, vpos, it.end, it.base)
 	if err != nil {

@@ -138,7 +138,11 @@ func valueSize(t Type, b []byte, pos, end, base int) (int, error) {
 		}
 		return need(n)
 	}
-	return 0, decodeErr(base+pos-1, "", "unknown element type 0x"+strconv.FormatUint(uint64(t), 16))
+	return 0, unknownTypeErr(t, base+pos)
+}
+
+func unknownTypeErr(t Type, off int) error {
+	return decodeErr(off, "", "unknown element type 0x"+strconv.FormatUint(uint64(t), 16))
 }
 
 func stringSize(t Type, b []byte, pos, end, base int) (int, error) {
@@ -208,6 +212,9 @@ func (v *validator) validateDoc(b []byte, pos, base, depth int, array bool) (int
 		key := b[i+1 : j]
 		if high >= utf8.RuneSelf && !utf8.Valid(key) {
 			return 0, decodeErr(base+i+1, "", "element key is not valid UTF-8")
+		}
+		if !t.Valid() {
+			return 0, withParent(unknownTypeErr(t, base+i), string(key))
 		}
 		vpos := j + 1
 		var size int
