@@ -6,41 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/mongoscope/mongoscope/internal/spectest"
 )
-
-// ejCorpusFile is one bson-corpus/tests/*.json file, as the Extended JSON
-// runner reads it.
-type ejCorpusFile struct {
-	Description string `json:"description"`
-	BSONType    string `json:"bson_type"`
-	Valid       []struct {
-		Description       string `json:"description"`
-		CanonicalBSON     string `json:"canonical_bson"`
-		CanonicalExtJSON  string `json:"canonical_extjson"`
-		RelaxedExtJSON    string `json:"relaxed_extjson"`
-		DegenerateBSON    string `json:"degenerate_bson"`
-		DegenerateExtJSON string `json:"degenerate_extjson"`
-		ConvertedBSON     string `json:"converted_bson"`
-		ConvertedExtJSON  string `json:"converted_extjson"`
-		Lossy             bool   `json:"lossy"`
-	} `json:"valid"`
-	DecodeErrors []struct {
-		Description string `json:"description"`
-		BSON        string `json:"bson"`
-	} `json:"decodeErrors"`
-	ParseErrors []struct {
-		Description string `json:"description"`
-		String      string `json:"string"`
-	} `json:"parseErrors"`
-}
 
 // ejNormalizeJSON re-emits JSON text compactly, with every string escaped
 // the same way (only '"', '\\' and control characters), so two texts that
@@ -137,18 +107,10 @@ type ejCorpusCounts struct {
 }
 
 func TestExtJSONCorpus(t *testing.T) {
-	files := spectest.Files(t, "*.json", "bson-corpus", "tests")
+	files := loadCorpus(t)
 	c := ejCorpusCounts{skipped: map[string]int{}}
-	for _, path := range files {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var f ejCorpusFile
-		if err := json.Unmarshal(data, &f); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
+	for name, f := range files {
+		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
 			ejRunCorpusFile(t, &f, &c)
 		})
 	}
@@ -160,7 +122,7 @@ func TestExtJSONCorpus(t *testing.T) {
 		len(files), c.valid, c.assertions, c.parseErrors, c.decodeErrors, strings.Join(skips, "; "))
 }
 
-func ejRunCorpusFile(t *testing.T, f *ejCorpusFile, c *ejCorpusCounts) {
+func ejRunCorpusFile(t *testing.T, f *corpusFile, c *ejCorpusCounts) {
 	// toJSON checks bson_to_{canonical,relaxed}_extended_json(b) = want.
 	toJSON := func(t *testing.T, what string, b []byte, canonical bool, want string) {
 		t.Helper()

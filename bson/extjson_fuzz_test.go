@@ -28,7 +28,7 @@ func ejCorpusSeeds() (texts []string, docs [][]byte) {
 		if err != nil {
 			continue
 		}
-		var f ejCorpusFile
+		var f corpusFile
 		if json.Unmarshal(data, &f) != nil {
 			continue
 		}
