@@ -629,70 +629,6 @@ func (p *ejParser) parseWrapperValue(w *ejWrapper, kind ejKey) error {
 	p.skipWS()
 	off := p.pos
 	switch kind {
-	case ejKeyOID:
-		s, err := p.wrapperString(kind)
-		if err != nil {
-			return err
-		}
-		if !ejParseHex(w.id[:12], s) {
-			return ejErr(off, "$oid must be 24 hexadecimal digits, found "+ejQuote(s))
-		}
-	case ejKeySymbol, ejKeyCode:
-		s, err := p.wrapperString(kind)
-		if err != nil {
-			return err
-		}
-		w.str = s
-	case ejKeyNumberInt:
-		s, err := p.wrapperString(kind)
-		if err != nil {
-			return err
-		}
-		v, ok := ejParseIntString(s)
-		if !ok || v < math.MinInt32 || v > math.MaxInt32 {
-			return ejErr(off, "$numberInt must be a decimal 32-bit integer string, found "+ejQuote(s))
-		}
-		w.i64 = v
-	case ejKeyNumberLong:
-		s, err := p.wrapperString(kind)
-		if err != nil {
-			return err
-		}
-		v, ok := ejParseIntString(s)
-		if !ok {
-			return ejErr(off, "$numberLong must be a decimal 64-bit integer string, found "+ejQuote(s))
-		}
-		w.i64 = v
-	case ejKeyNumberDouble:
-		s, err := p.wrapperString(kind)
-		if err != nil {
-			return err
-		}
-		f, reason := ejParseDoubleString(s)
-		if reason != "" {
-			return ejErr(off, "$numberDouble "+ejQuote(s)+" "+reason)
-		}
-		w.f64 = f
-	case ejKeyNumberDecimal:
-		s, err := p.wrapperString(kind)
-		if err != nil {
-			return err
-		}
-		d, derr := ParseDecimal128(string(s))
-		if derr != nil {
-			return ejErr(off, "$numberDecimal: "+derr.Error())
-		}
-		w.dec = d
-	case ejKeyUUID:
-		s, err := p.wrapperString(kind)
-		if err != nil {
-			return err
-		}
-		u, uerr := ParseUUID(string(s))
-		if uerr != nil {
-			return ejErr(off, "$uuid: "+uerr.Error())
-		}
-		copy(w.id[:], u[:])
 	case ejKeyBinary:
 		return p.parseBinary(w)
 	case ejKeyTimestamp:
@@ -720,6 +656,49 @@ func (p *ejParser) parseWrapperValue(w *ejWrapper, kind ejKey) error {
 			return p.literal("true")
 		}
 		return ejErr(off, "$undefined must be true, found "+p.describe(off))
+	}
+	// Every other wrapper holds a string.
+	s, err := p.wrapperString(kind)
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case ejKeyOID:
+		if !ejParseHex(w.id[:12], s) {
+			return ejErr(off, "$oid must be 24 hexadecimal digits, found "+ejQuote(s))
+		}
+	case ejKeySymbol, ejKeyCode:
+		w.str = s
+	case ejKeyNumberInt:
+		v, ok := ejParseIntString(s)
+		if !ok || v < math.MinInt32 || v > math.MaxInt32 {
+			return ejErr(off, "$numberInt must be a decimal 32-bit integer string, found "+ejQuote(s))
+		}
+		w.i64 = v
+	case ejKeyNumberLong:
+		v, ok := ejParseIntString(s)
+		if !ok {
+			return ejErr(off, "$numberLong must be a decimal 64-bit integer string, found "+ejQuote(s))
+		}
+		w.i64 = v
+	case ejKeyNumberDouble:
+		f, reason := ejParseDoubleString(s)
+		if reason != "" {
+			return ejErr(off, "$numberDouble "+ejQuote(s)+" "+reason)
+		}
+		w.f64 = f
+	case ejKeyNumberDecimal:
+		d, err := ParseDecimal128(string(s))
+		if err != nil {
+			return ejErr(off, "$numberDecimal: "+err.Error())
+		}
+		w.dec = d
+	case ejKeyUUID:
+		u, err := ParseUUID(string(s))
+		if err != nil {
+			return ejErr(off, "$uuid: "+err.Error())
+		}
+		copy(w.id[:], u[:])
 	}
 	return nil
 }
@@ -838,6 +817,76 @@ func ejUnexpectedKey(off int, key []byte, in string) error {
 	return ejErr(off, "unexpected key "+ejQuote(key)+" in "+in)
 }
 
+// parsePair reads the object that the wrapper key w.kind holds when it must
+// have exactly the keys first and second, once each, in either order.
+// value reads the value of one of them (the second one when second is
+// set) at p.pos; its errors gain that key in their path. Duplicate,
+// unknown and missing keys are reported here, so that every such wrapper
+// words them alike.
+func (p *ejParser) parsePair(w *ejWrapper, first, second string, value func(second bool) error) error {
+	if err := p.openObject(w.kind.String()); err != nil {
+		return err
+	}
+	var have [2]bool
+	for start := true; ; start = false {
+		key, keyOff, ok, err := p.nextMember(start)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		name, i := first, 0
+		switch string(key) {
+		case first:
+		case second:
+			name, i = second, 1
+		default:
+			return ejUnexpectedKey(keyOff, key, w.kind.String()+`; want only "`+first+`" and "`+second+`"`)
+		}
+		if have[i] {
+			return ejDupKey(keyOff, name)
+		}
+		have[i] = true
+		if err := value(i == 1); err != nil {
+			return ejWithParent(err, name)
+		}
+	}
+	if !have[0] || !have[1] {
+		missing := first
+		if have[0] {
+			missing = second
+		}
+		return ejErr(w.keyOff, w.kind.String()+" is missing its "+strconv.Quote(missing)+" key")
+	}
+	return nil
+}
+
+// parseSole reads the members of an object whose '{' has been consumed
+// and which may hold only the key name, once. value reads its value at
+// p.pos; its errors gain name in their path. in names the object for
+// errors. It reports whether the key was present, leaving the message for
+// an empty object to the caller.
+func (p *ejParser) parseSole(name, in string, value func() error) (bool, error) {
+	have := false
+	for start := true; ; start = false {
+		key, keyOff, ok, err := p.nextMember(start)
+		if err != nil {
+			return have, err
+		}
+		if !ok {
+			return have, nil
+		}
+		if string(key) != name || have {
+			return have, ejUnexpectedKey(keyOff, key, in+`; want only "`+name+`"`)
+		}
+		have = true
+		if err := value(); err != nil {
+			return have, ejWithParent(err, name)
+		}
+	}
+}
+
 // parseBinary reads {"base64": ..., "subType": ...} or a legacy base64
 // string (whose subtype comes from a sibling $type key).
 func (p *ejParser) parseBinary(w *ejWrapper) error {
@@ -850,59 +899,26 @@ func (p *ejParser) parseBinary(w *ejWrapper) error {
 		w.legacy = true
 		return p.decodeBase64(w, s, off)
 	}
-	if err := p.openObject("$binary"); err != nil {
-		return err
-	}
-	var haveData, haveSub bool
-	for first := true; ; first = false {
-		key, keyOff, ok, err := p.nextMember(first)
+	return p.parsePair(w, "base64", "subType", func(second bool) error {
+		off := p.pos
+		if !second {
+			s, err := p.innerString("base64")
+			if err != nil {
+				return err
+			}
+			return p.decodeBase64(w, s, off)
+		}
+		s, err := p.innerString("subType")
 		if err != nil {
 			return err
 		}
+		sub, ok := ejParseSubtype(s)
 		if !ok {
-			break
+			return ejErr(off, "subType "+ejQuote(s)+" is not a one- or two-digit hex binary subtype")
 		}
-		switch string(key) {
-		case "base64":
-			if haveData {
-				return ejDupKey(keyOff, "base64")
-			}
-			haveData = true
-			off := p.pos
-			s, err := p.innerString("base64")
-			if err != nil {
-				return ejWithParent(err, "base64")
-			}
-			if err := p.decodeBase64(w, s, off); err != nil {
-				return ejWithParent(err, "base64")
-			}
-		case "subType":
-			if haveSub {
-				return ejDupKey(keyOff, "subType")
-			}
-			haveSub = true
-			off := p.pos
-			s, err := p.innerString("subType")
-			if err != nil {
-				return ejWithParent(err, "subType")
-			}
-			sub, ok := ejParseSubtype(s)
-			if !ok {
-				return ejWithParent(ejErr(off, "subType "+ejQuote(s)+" is not a one- or two-digit hex binary subtype"), "subType")
-			}
-			w.subtype = sub
-		default:
-			return ejUnexpectedKey(keyOff, key, `$binary; want only "base64" and "subType"`)
-		}
-	}
-	if !haveData || !haveSub {
-		missing := "base64"
-		if haveData {
-			missing = "subType"
-		}
-		return ejErr(w.keyOff, "$binary is missing its "+strconv.Quote(missing)+" key")
-	}
-	return nil
+		w.subtype = sub
+		return nil
+	})
 }
 
 // decodeBase64 decodes padded standard base64 onto p.scratch.
@@ -971,144 +987,42 @@ func ejParseHex(dst []byte, s []byte) bool {
 
 // parseTimestamp reads {"t": <uint32>, "i": <uint32>}.
 func (p *ejParser) parseTimestamp(w *ejWrapper) error {
-	if err := p.openObject("$timestamp"); err != nil {
+	return p.parsePair(w, "t", "i", func(second bool) (err error) {
+		if !second {
+			w.u1, err = p.innerUint32("t")
+		} else {
+			w.u2, err = p.innerUint32("i")
+		}
 		return err
-	}
-	var haveT, haveI bool
-	for first := true; ; first = false {
-		key, keyOff, ok, err := p.nextMember(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		switch string(key) {
-		case "t":
-			if haveT {
-				return ejDupKey(keyOff, "t")
-			}
-			haveT = true
-			if w.u1, err = p.innerUint32("t"); err != nil {
-				return ejWithParent(err, "t")
-			}
-		case "i":
-			if haveI {
-				return ejDupKey(keyOff, "i")
-			}
-			haveI = true
-			if w.u2, err = p.innerUint32("i"); err != nil {
-				return ejWithParent(err, "i")
-			}
-		default:
-			return ejUnexpectedKey(keyOff, key, `$timestamp; want only "t" and "i"`)
-		}
-	}
-	if !haveT || !haveI {
-		missing := "t"
-		if haveT {
-			missing = "i"
-		}
-		return ejErr(w.keyOff, "$timestamp is missing its "+strconv.Quote(missing)+" key")
-	}
-	return nil
+	})
 }
 
 // parseRegularExpression reads {"pattern": ..., "options": ...}.
 func (p *ejParser) parseRegularExpression(w *ejWrapper) error {
-	if err := p.openObject("$regularExpression"); err != nil {
-		return err
-	}
-	var haveP, haveO bool
-	for first := true; ; first = false {
-		key, keyOff, ok, err := p.nextMember(first)
+	return p.parsePair(w, "pattern", "options", func(second bool) error {
+		off := p.pos
+		what, dst := "pattern", &w.str
+		if second {
+			what, dst = "options", &w.str2
+		}
+		s, err := p.innerString(what)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			break
-		}
-		off := p.pos
-		switch string(key) {
-		case "pattern":
-			if haveP {
-				return ejDupKey(keyOff, "pattern")
-			}
-			haveP = true
-			if w.str, err = p.innerString("pattern"); err != nil {
-				return ejWithParent(err, "pattern")
-			}
-			if err := ejCheckRegexPart(w.str, "pattern", off); err != nil {
-				return ejWithParent(err, "pattern")
-			}
-		case "options":
-			if haveO {
-				return ejDupKey(keyOff, "options")
-			}
-			haveO = true
-			if w.str2, err = p.innerString("options"); err != nil {
-				return ejWithParent(err, "options")
-			}
-			if err := ejCheckRegexPart(w.str2, "options", off); err != nil {
-				return ejWithParent(err, "options")
-			}
-		default:
-			return ejUnexpectedKey(keyOff, key, `$regularExpression; want only "pattern" and "options"`)
-		}
-	}
-	if !haveP || !haveO {
-		missing := "pattern"
-		if haveP {
-			missing = "options"
-		}
-		return ejErr(w.keyOff, "$regularExpression is missing its "+strconv.Quote(missing)+" key")
-	}
-	return nil
+		*dst = s
+		return ejCheckRegexPart(s, what, off)
+	})
 }
 
 // parseDBPointer reads {"$ref": <namespace>, "$id": {"$oid": <hex>}}.
 func (p *ejParser) parseDBPointer(w *ejWrapper) error {
-	if err := p.openObject("$dbPointer"); err != nil {
-		return err
-	}
-	var haveRef, haveID bool
-	for first := true; ; first = false {
-		key, keyOff, ok, err := p.nextMember(first)
-		if err != nil {
+	return p.parsePair(w, "$ref", "$id", func(second bool) (err error) {
+		if !second {
+			w.str, err = p.innerString("$ref")
 			return err
 		}
-		if !ok {
-			break
-		}
-		switch string(key) {
-		case "$ref":
-			if haveRef {
-				return ejDupKey(keyOff, "$ref")
-			}
-			haveRef = true
-			if w.str, err = p.innerString("$ref"); err != nil {
-				return ejWithParent(err, "$ref")
-			}
-		case "$id":
-			if haveID {
-				return ejDupKey(keyOff, "$id")
-			}
-			haveID = true
-			if err := p.parseInnerOID(w); err != nil {
-				return ejWithParent(err, "$id")
-			}
-		default:
-			return ejUnexpectedKey(keyOff, key, `$dbPointer; want only "$ref" and "$id"`)
-		}
-	}
-	if !haveRef || !haveID {
-		missing := "$ref"
-		if haveRef {
-			missing = "$id"
-		}
-		return ejErr(w.keyOff, "$dbPointer is missing its "+strconv.Quote(missing)+" key")
-	}
-	return nil
+		return p.parseInnerOID(w)
+	})
 }
 
 // parseInnerOID reads {"$oid": <hex>} into w.id.
@@ -1117,32 +1031,21 @@ func (p *ejParser) parseInnerOID(w *ejWrapper) error {
 	if err := p.openObject(`$id (an {"$oid": ...} object)`); err != nil {
 		return err
 	}
-	have := false
-	for first := true; ; first = false {
-		key, keyOff, ok, err := p.nextMember(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		if string(key) != "$oid" || have {
-			return ejUnexpectedKey(keyOff, key, `$dbPointer $id; want only "$oid"`)
-		}
-		have = true
+	have, err := p.parseSole("$oid", "$dbPointer $id", func() error {
 		off := p.pos
 		s, err := p.innerString("$oid")
 		if err != nil {
-			return ejWithParent(err, "$oid")
+			return err
 		}
 		if !ejParseHex(w.id[:12], s) {
-			return ejWithParent(ejErr(off, "$oid must be 24 hexadecimal digits, found "+ejQuote(s)), "$oid")
+			return ejErr(off, "$oid must be 24 hexadecimal digits, found "+ejQuote(s))
 		}
+		return nil
+	})
+	if err == nil && !have {
+		err = ejErr(open, `$id must be {"$oid": <24 hex digits>}`)
 	}
-	if !have {
-		return ejErr(open, `$id must be {"$oid": <24 hex digits>}`)
-	}
-	return nil
+	return err
 }
 
 // parseDate reads an RFC 3339 string or {"$numberLong": <string>}. The
@@ -1165,34 +1068,23 @@ func (p *ejParser) parseDate(w *ejWrapper) error {
 		return ejErr(off, `$date must be an RFC 3339 string or {"$numberLong": <string>}, found `+p.describe(off))
 	}
 	p.pos++
-	have := false
-	for first := true; ; first = false {
-		key, keyOff, ok, err := p.nextMember(first)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		if string(key) != "$numberLong" || have {
-			return ejUnexpectedKey(keyOff, key, `$date; want only "$numberLong"`)
-		}
-		have = true
+	have, err := p.parseSole("$numberLong", "$date", func() error {
 		soff := p.pos
 		s, err := p.innerString("$numberLong")
 		if err != nil {
-			return ejWithParent(err, "$numberLong")
+			return err
 		}
 		v, ok := ejParseIntString(s)
 		if !ok {
-			return ejWithParent(ejErr(soff, "$numberLong must be a decimal 64-bit integer string, found "+ejQuote(s)), "$numberLong")
+			return ejErr(soff, "$numberLong must be a decimal 64-bit integer string, found "+ejQuote(s))
 		}
 		w.i64 = v
+		return nil
+	})
+	if err == nil && !have {
+		err = ejErr(off, `$date object must be {"$numberLong": <string>}`)
 	}
-	if !have {
-		return ejErr(off, `$date object must be {"$numberLong": <string>}`)
-	}
-	return nil
+	return err
 }
 
 // ejParseISODate parses YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)
