@@ -611,15 +611,7 @@ func (pl *planner) collectFields(t reflect.Type) ([]fieldPlan, *fieldPlan, strin
 					return nil, nil, ic.st.err
 				}
 				for _, f := range ic.st.fields {
-					f.index = append([]int{i}, f.index...)
-					if ft.Kind() == reflect.Pointer {
-						f.via = append([]viaStep{{offset: sf.Offset, elem: st}}, f.via...)
-					} else if len(f.via) > 0 {
-						f.via = append([]viaStep(nil), f.via...)
-						f.via[0].offset += sf.Offset
-					} else {
-						f.offset += sf.Offset
-					}
+					f.promote(i, sf, st)
 					fields = append(fields, f)
 				}
 				if in := ic.st.inline; in != nil {
@@ -627,15 +619,7 @@ func (pl *planner) collectFields(t reflect.Type) ([]fieldPlan, *fieldPlan, strin
 						return nil, nil, "more than one inline map in " + t.String()
 					}
 					f := *in
-					f.index = append([]int{i}, f.index...)
-					if ft.Kind() == reflect.Pointer {
-						f.via = append([]viaStep{{offset: sf.Offset, elem: st}}, f.via...)
-					} else if len(f.via) > 0 {
-						f.via = append([]viaStep(nil), f.via...)
-						f.via[0].offset += sf.Offset
-					} else {
-						f.offset += sf.Offset
-					}
+					f.promote(i, sf, st)
 					inline = &f
 				}
 			default:
@@ -674,6 +658,22 @@ func (pl *planner) collectFields(t reflect.Type) ([]fieldPlan, *fieldPlan, strin
 		fields = append(fields, f)
 	}
 	return fields, inline, ""
+}
+
+// promote rebases f, a field of the struct type st, onto the struct that
+// inlines st as its field number i, sf. Through a *st field, f gains a
+// pointer hop; otherwise its first hop or its offset moves by sf's offset.
+// The slices are copied, never shared with st's own plan.
+func (f *fieldPlan) promote(i int, sf reflect.StructField, st reflect.Type) {
+	f.index = append([]int{i}, f.index...)
+	if sf.Type.Kind() == reflect.Pointer {
+		f.via = append([]viaStep{{offset: sf.Offset, elem: st}}, f.via...)
+	} else if len(f.via) > 0 {
+		f.via = append([]viaStep(nil), f.via...)
+		f.via[0].offset += sf.Offset
+	} else {
+		f.offset += sf.Offset
+	}
 }
 
 // fieldPtr returns the address of f in the struct at base, or nil when an
