@@ -220,49 +220,25 @@ func shownValue(x string, src float64) string {
 // storeInt stores x in the signed integer at p after a range check. src is
 // the document's value when that was a double, for error messages.
 func storeInt(t Type, gt reflect.Type, x int64, src float64, p unsafe.Pointer) error {
-	var lo, hi int64
-	switch gt.Size() {
-	case 1:
-		lo, hi = math.MinInt8, math.MaxInt8
-	case 2:
-		lo, hi = math.MinInt16, math.MaxInt16
-	case 4:
-		lo, hi = math.MinInt32, math.MaxInt32
-	default:
-		lo, hi = math.MinInt64, math.MaxInt64
-	}
-	if x < lo || x > hi {
+	if bits := gt.Size() * 8; bits < 64 && (x < -1<<(bits-1) || x >= 1<<(bits-1)) {
 		return overflow(t, gt, shownValue(strconv.FormatInt(x, 10), src))
 	}
-	switch gt.Size() {
-	case 1:
-		*(*int8)(p) = int8(x)
-	case 2:
-		*(*int16)(p) = int16(x)
-	case 4:
-		*(*int32)(p) = int32(x)
-	default:
-		*(*int64)(p) = x
-	}
+	storeSized(p, gt.Size(), uint64(x))
 	return nil
 }
 
 func storeUint(t Type, gt reflect.Type, x uint64, src float64, p unsafe.Pointer) error {
-	var hi uint64
-	switch gt.Size() {
-	case 1:
-		hi = math.MaxUint8
-	case 2:
-		hi = math.MaxUint16
-	case 4:
-		hi = math.MaxUint32
-	default:
-		hi = math.MaxUint64
-	}
-	if x > hi {
+	if bits := gt.Size() * 8; bits < 64 && x >= 1<<bits {
 		return overflow(t, gt, shownValue(strconv.FormatUint(x, 10), src))
 	}
-	switch gt.Size() {
+	storeSized(p, gt.Size(), x)
+	return nil
+}
+
+// storeSized stores the low size bytes of x, an integer already checked
+// to fit, at p: two's complement makes that right for signed kinds too.
+func storeSized(p unsafe.Pointer, size uintptr, x uint64) {
+	switch size {
 	case 1:
 		*(*uint8)(p) = uint8(x)
 	case 2:
@@ -272,7 +248,6 @@ func storeUint(t Type, gt reflect.Type, x uint64, src float64, p unsafe.Pointer)
 	default:
 		*(*uint64)(p) = x
 	}
-	return nil
 }
 
 // exactFloat converts an integer to float64, reporting whether the result
