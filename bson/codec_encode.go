@@ -172,15 +172,23 @@ func encInterface(c *codec) encFunc {
 	}
 }
 
+// appendEmbedded writes the element key of type t, a document or an
+// array, whose value doc writes at depth+1 from the Go value at p. On error
+// nothing of the element is left written and the error's path gains key.
+func appendEmbedded(dst []byte, t Type, key string, doc docFunc, p unsafe.Pointer, depth int) ([]byte, error) {
+	mark := len(dst)
+	dst = AppendHeader(dst, t, key)
+	dst, err := doc(dst, p, depth+1)
+	if err != nil {
+		return dst[:mark], inField(err, key)
+	}
+	return dst, nil
+}
+
 func encStruct(c *codec) encFunc {
+	doc := docStruct(c)
 	return func(dst []byte, key string, p unsafe.Pointer, depth int) ([]byte, error) {
-		mark := len(dst)
-		dst = AppendHeader(dst, TypeEmbeddedDocument, key)
-		dst, err := c.st.appendDoc(c, dst, p, depth+1)
-		if err != nil {
-			return dst[:mark], inField(err, key)
-		}
-		return dst, nil
+		return appendEmbedded(dst, TypeEmbeddedDocument, key, doc, p, depth)
 	}
 }
 
@@ -290,13 +298,7 @@ func (st *structPlan) appendDoc(c *codec, dst []byte, p unsafe.Pointer, depth in
 			}
 		}
 	}
-	dst = append(dst, 0)
-	n := len(dst) - start
-	if n > math.MaxInt32 {
-		return dst[:start], ErrDocumentTooLarge
-	}
-	putInt32(dst[start:], int32(n))
-	return dst, nil
+	return AppendDocumentEnd(dst, start)
 }
 
 // appendStringArray writes a []string; nil is null.
@@ -314,12 +316,10 @@ func appendStringArray(dst []byte, key string, s []string, depth int) ([]byte, e
 	for i, v := range s {
 		dst = AppendStringElement(dst, ArrayKey(i), v)
 	}
-	dst = append(dst, 0)
-	n := len(dst) - start
-	if n > math.MaxInt32 {
-		return dst[:mark], ErrDocumentTooLarge
+	dst, err := AppendDocumentEnd(dst, start)
+	if err != nil {
+		return dst[:mark], err
 	}
-	putInt32(dst[start:], int32(n))
 	return dst, nil
 }
 
@@ -372,12 +372,9 @@ func appendArrayOf(dst []byte, key string, c *codec, data unsafe.Pointer, n, dep
 			return dst[:mark], inField(err, key)
 		}
 	}
-	dst = append(dst, 0)
-	size := len(dst) - start
-	if size > math.MaxInt32 {
-		return dst[:mark], ErrDocumentTooLarge
+	if dst, err = AppendDocumentEnd(dst, start); err != nil {
+		return dst[:mark], err
 	}
-	putInt32(dst[start:], int32(size))
 	return dst, nil
 }
 
@@ -385,17 +382,12 @@ func appendArrayOf(dst []byte, key string, c *codec, data unsafe.Pointer, n, dep
 
 // encMap writes a map as an embedded document; a nil map is null.
 func encMap(c *codec) encFunc {
+	doc := docMap(c)
 	return func(dst []byte, key string, p unsafe.Pointer, depth int) ([]byte, error) {
 		if *(*unsafe.Pointer)(p) == nil {
 			return AppendHeader(dst, TypeNull, key), nil
 		}
-		mark := len(dst)
-		dst = AppendHeader(dst, TypeEmbeddedDocument, key)
-		dst, err := c.appendMapDoc(dst, p, depth+1)
-		if err != nil {
-			return dst[:mark], inField(err, key)
-		}
-		return dst, nil
+		return appendEmbedded(dst, TypeEmbeddedDocument, key, doc, p, depth)
 	}
 }
 
@@ -414,13 +406,7 @@ func (c *codec) appendMapDoc(dst []byte, p unsafe.Pointer, depth int) ([]byte, e
 	if err != nil {
 		return dst[:start], err
 	}
-	dst = append(dst, 0)
-	n := len(dst) - start
-	if n > math.MaxInt32 {
-		return dst[:start], ErrDocumentTooLarge
-	}
-	putInt32(dst[start:], int32(n))
-	return dst, nil
+	return AppendDocumentEnd(dst, start)
 }
 
 // appendMapEntries writes the entries of the map at p, in Go's map order,
@@ -519,17 +505,12 @@ func methodMarshalError(err error, key string, t reflect.Type, method string) er
 	return &MarshalError{Path: key, GoType: t, Reason: method + ": " + err.Error(), Err: err}
 }
 
+// encMarshaler writes what MarshalBSON returns as an embedded document;
+// errors get their key from appendEmbedded.
 func encMarshaler(c *codec) encFunc {
-	return func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
-		b, err := box(c.ptrWord, p).(Marshaler).MarshalBSON()
-		if err != nil {
-			return dst, methodMarshalError(err, key, c.typ, "MarshalBSON")
-		}
-		if err := Raw(b).Validate(); err != nil {
-			return dst, &MarshalError{Path: key, GoType: c.typ, Reason: "MarshalBSON returned an invalid document: " + err.Error()}
-		}
-		dst = AppendHeader(dst, TypeEmbeddedDocument, key)
-		return append(dst, b...), nil
+	doc := docMarshaler(c)
+	return func(dst []byte, key string, p unsafe.Pointer, depth int) ([]byte, error) {
+		return appendEmbedded(dst, TypeEmbeddedDocument, key, doc, p, depth)
 	}
 }
 
