@@ -46,102 +46,54 @@ func (pl *planner) fillSpecial(c *codec) bool {
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			return AppendDateTimeElement(dst, key, int64(NewDateTimeFromTime(*(*time.Time)(p)))), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeDateTime:
-				*(*time.Time)(p) = time.UnixMilli(le64(v)).UTC()
-			case TypeNull, TypeUndefined:
-				*(*time.Time)(p) = time.Time{}
-			default:
-				return typeError(bt, t, "")
-			}
-			return nil
-		}
+		dec = decExact(t, TypeDateTime, func(v []byte) (time.Time, string) {
+			return time.UnixMilli(le64(v)).UTC(), ""
+		})
 	case rtObjectID:
 		c.ekind, c.dkind = kObjectID, kObjectID
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			return AppendObjectIDElement(dst, key, *(*ObjectID)(p)), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeObjectID:
-				*(*ObjectID)(p) = ObjectID(v)
-			case TypeNull, TypeUndefined:
-				*(*ObjectID)(p) = ObjectID{}
-			default:
-				return typeError(bt, t, "")
-			}
-			return nil
-		}
+		dec = decExact(t, TypeObjectID, func(v []byte) (ObjectID, string) {
+			return ObjectID(v), ""
+		})
 	case rtDateTime:
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			return AppendDateTimeElement(dst, key, int64(*(*DateTime)(p))), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeDateTime:
-				*(*DateTime)(p) = DateTime(le64(v))
-			case TypeNull, TypeUndefined:
-				*(*DateTime)(p) = 0
-			default:
-				return typeError(bt, t, "")
-			}
-			return nil
-		}
+		dec = decExact(t, TypeDateTime, func(v []byte) (DateTime, string) {
+			return DateTime(le64(v)), ""
+		})
 	case rtDecimal128:
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			return AppendDecimal128Element(dst, key, *(*Decimal128)(p)), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeDecimal128:
-				*(*Decimal128)(p) = NewDecimal128(uint64(le64(v[8:])), uint64(le64(v)))
-			case TypeNull, TypeUndefined:
-				*(*Decimal128)(p) = Decimal128{}
-			default:
-				return typeError(bt, t, "")
-			}
-			return nil
-		}
+		dec = decExact(t, TypeDecimal128, func(v []byte) (Decimal128, string) {
+			return NewDecimal128(uint64(le64(v[8:])), uint64(le64(v))), ""
+		})
 	case rtBinary:
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			b := (*Binary)(p)
 			return AppendBinaryElement(dst, key, b.Subtype, b.Data), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeBinary:
-				st, data := binaryData(v)
-				*(*Binary)(p) = Binary{Subtype: st, Data: append([]byte{}, data...)}
-			case TypeNull, TypeUndefined:
-				*(*Binary)(p) = Binary{}
-			default:
-				return typeError(bt, t, "")
-			}
-			return nil
-		}
+		dec = decExact(t, TypeBinary, func(v []byte) (Binary, string) {
+			st, data := binaryData(v)
+			return Binary{Subtype: st, Data: append([]byte{}, data...)}, ""
+		})
 	case rtUUID:
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			return AppendBinaryElement(dst, key, SubtypeUUID, (*UUID)(p)[:]), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeBinary:
-				st, data := binaryData(v)
-				if st != SubtypeUUID {
-					return typeError(bt, t, "binary subtype 0x"+strconv.FormatUint(uint64(st), 16)+" is not a UUID (subtype 0x04); decode a legacy UUID as Binary and convert it with Binary.UUID")
-				}
-				if len(data) != 16 {
-					return typeError(bt, t, "UUID binary has "+strconv.Itoa(len(data))+" bytes, not 16")
-				}
-				*(*UUID)(p) = UUID(data)
-			case TypeNull, TypeUndefined:
-				*(*UUID)(p) = UUID{}
-			default:
-				return typeError(bt, t, "")
+		dec = decExact(t, TypeBinary, func(v []byte) (UUID, string) {
+			st, data := binaryData(v)
+			if st != SubtypeUUID {
+				return UUID{}, "binary subtype 0x" + strconv.FormatUint(uint64(st), 16) + " is not a UUID (subtype 0x04); decode a legacy UUID as Binary and convert it with Binary.UUID"
 			}
-			return nil
-		}
+			if len(data) != 16 {
+				return UUID{}, "UUID binary has " + strconv.Itoa(len(data)) + " bytes, not 16"
+			}
+			return UUID(data), ""
+		})
 	case rtVector:
 		// Binary subtype 9; the zero Vector, which has no dtype and is not
 		// valid vector data, is null.
@@ -153,22 +105,14 @@ func (pl *planner) fillSpecial(c *codec) bool {
 			b := v.Binary()
 			return AppendBinaryElement(dst, key, b.Subtype, b.Data), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeBinary:
-				st, data := binaryData(v)
-				vec, err := NewVectorFromBinary(Binary{Subtype: st, Data: data})
-				if err != nil {
-					return typeError(bt, t, err.Error())
-				}
-				*(*Vector)(p) = vec
-			case TypeNull, TypeUndefined:
-				*(*Vector)(p) = Vector{}
-			default:
-				return typeError(bt, t, "")
+		dec = decExact(t, TypeBinary, func(v []byte) (Vector, string) {
+			st, data := binaryData(v)
+			vec, err := NewVectorFromBinary(Binary{Subtype: st, Data: data})
+			if err != nil {
+				return Vector{}, err.Error()
 			}
-			return nil
-		}
+			return vec, ""
+		})
 		c.enc, c.dec = enc, dec
 		c.empty = func(p unsafe.Pointer) bool { return (*Vector)(p).DType() == 0 }
 		c.zero = c.empty
@@ -181,38 +125,22 @@ func (pl *planner) fillSpecial(c *codec) bool {
 			}
 			return AppendRegexElement(dst, key, r.Pattern, r.Options), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeRegex:
-				i := 0
-				for v[i] != 0 {
-					i++
-				}
-				*(*Regex)(p) = Regex{Pattern: string(v[:i]), Options: string(v[i+1 : len(v)-1])}
-			case TypeNull, TypeUndefined:
-				*(*Regex)(p) = Regex{}
-			default:
-				return typeError(bt, t, "")
+		dec = decExact(t, TypeRegex, func(v []byte) (Regex, string) {
+			i := 0
+			for v[i] != 0 {
+				i++
 			}
-			return nil
-		}
+			return Regex{Pattern: string(v[:i]), Options: string(v[i+1 : len(v)-1])}, ""
+		})
 	case rtDBPointer:
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			d := (*DBPointer)(p)
 			return AppendDBPointerElement(dst, key, d.DB, d.Pointer), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeDBPointer:
-				n := int(le32(v))
-				*(*DBPointer)(p) = DBPointer{DB: string(v[4 : 4+n-1]), Pointer: ObjectID(v[4+n:])}
-			case TypeNull, TypeUndefined:
-				*(*DBPointer)(p) = DBPointer{}
-			default:
-				return typeError(bt, t, "")
-			}
-			return nil
-		}
+		dec = decExact(t, TypeDBPointer, func(v []byte) (DBPointer, string) {
+			n := int(le32(v))
+			return DBPointer{DB: string(v[4 : 4+n-1]), Pointer: ObjectID(v[4+n:])}, ""
+		})
 	case rtJavaScript:
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			return AppendJavaScriptElement(dst, key, string(*(*JavaScript)(p))), nil
@@ -249,17 +177,9 @@ func (pl *planner) fillSpecial(c *codec) bool {
 			ts := (*Timestamp)(p)
 			return AppendTimestampElement(dst, key, ts.T, ts.I), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeTimestamp:
-				*(*Timestamp)(p) = Timestamp{I: uint32(le32(v)), T: uint32(le32(v[4:]))}
-			case TypeNull, TypeUndefined:
-				*(*Timestamp)(p) = Timestamp{}
-			default:
-				return typeError(bt, t, "")
-			}
-			return nil
-		}
+		dec = decExact(t, TypeTimestamp, func(v []byte) (Timestamp, string) {
+			return Timestamp{I: uint32(le32(v)), T: uint32(le32(v[4:]))}, ""
+		})
 	case rtMinKey:
 		enc, dec = encMarker(TypeMinKey), decMarker(t, TypeMinKey)
 	case rtMaxKey:
@@ -269,22 +189,16 @@ func (pl *planner) fillSpecial(c *codec) bool {
 	case rtUndefined:
 		enc, dec = encMarker(TypeUndefined), decMarker(t, TypeUndefined)
 	case rtD:
-		enc = func(dst []byte, key string, p unsafe.Pointer, depth int) ([]byte, error) {
-			d := *(*D)(p)
-			if d == nil {
-				return AppendHeader(dst, TypeNull, key), nil
-			}
-			mark := len(dst)
-			dst = AppendHeader(dst, TypeEmbeddedDocument, key)
-			dst, err := appendD(dst, d, depth+1)
-			if err != nil {
-				return dst[:mark], inField(err, key)
-			}
-			return dst, nil
-		}
-		c.doc = func(dst []byte, p unsafe.Pointer, depth int) ([]byte, error) {
+		doc := func(dst []byte, p unsafe.Pointer, depth int) ([]byte, error) {
 			return appendD(dst, *(*D)(p), depth)
 		}
+		enc = func(dst []byte, key string, p unsafe.Pointer, depth int) ([]byte, error) {
+			if *(*D)(p) == nil {
+				return AppendHeader(dst, TypeNull, key), nil
+			}
+			return appendEmbedded(dst, TypeEmbeddedDocument, key, doc, p, depth)
+		}
+		c.doc = doc
 		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
 			switch bt {
 			case TypeEmbeddedDocument:
@@ -302,17 +216,12 @@ func (pl *planner) fillSpecial(c *codec) bool {
 		}
 	case rtA, rtAnySlice:
 		enc = func(dst []byte, key string, p unsafe.Pointer, depth int) ([]byte, error) {
-			a := *(*[]any)(p)
-			if a == nil {
+			if *(*[]any)(p) == nil {
 				return AppendHeader(dst, TypeNull, key), nil
 			}
-			mark := len(dst)
-			dst = AppendHeader(dst, TypeArray, key)
-			dst, err := appendA(dst, a, depth+1)
-			if err != nil {
-				return dst[:mark], inField(err, key)
-			}
-			return dst, nil
+			return appendEmbedded(dst, TypeArray, key, func(dst []byte, p unsafe.Pointer, depth int) ([]byte, error) {
+				return appendA(dst, *(*[]any)(p), depth)
+			}, p, depth)
 		}
 		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
 			switch bt {
@@ -348,17 +257,9 @@ func (pl *planner) fillSpecial(c *codec) bool {
 			}
 			return append(dst, r...), nil
 		}
-		dec = func(bt Type, v []byte, p unsafe.Pointer) error {
-			switch bt {
-			case TypeEmbeddedDocument:
-				*(*Raw)(p) = append(Raw{}, v...)
-			case TypeNull, TypeUndefined:
-				*(*Raw)(p) = nil
-			default:
-				return typeError(bt, t, "")
-			}
-			return nil
-		}
+		dec = decExact(t, TypeEmbeddedDocument, func(v []byte) (Raw, string) {
+			return append(Raw{}, v...), ""
+		})
 	case rtRawValue:
 		enc = func(dst []byte, key string, p unsafe.Pointer, _ int) ([]byte, error) {
 			rv := *(*RawValue)(p)
@@ -378,6 +279,28 @@ func (pl *planner) fillSpecial(c *codec) bool {
 	c.empty = emptyByKind(t)
 	c.zero = func(p unsafe.Pointer) bool { return reflect.NewAt(t, p).Elem().IsZero() }
 	return true
+}
+
+// decExact decodes the BSON type want into a T through read, which
+// returns a reason when the value does not fit T (a type error). null and
+// undefined store T's zero value; any other type is a type error.
+func decExact[T any](gt reflect.Type, want Type, read func(v []byte) (T, string)) decFunc {
+	return func(bt Type, v []byte, p unsafe.Pointer) error {
+		switch bt {
+		case want:
+			x, reason := read(v)
+			if reason != "" {
+				return typeError(bt, gt, reason)
+			}
+			*(*T)(p) = x
+		case TypeNull, TypeUndefined:
+			var zero T
+			*(*T)(p) = zero
+		default:
+			return typeError(bt, gt, "")
+		}
+		return nil
+	}
 }
 
 // decStringAs decodes a JavaScript or Symbol value (or a plain string) into
