@@ -127,15 +127,12 @@ func ejWriteValue(dst []byte, t Type, b []byte, off, depth int, canonical bool) 
 		dst = append(dst, `,"$id":`...)
 		dst = ejAppendOID(dst, b[n:])
 		return append(dst, `}}`...), nil
-	case TypeJavaScript:
-		dst = append(dst, `{"$code":`...)
-		dst, err := ejWriteStringValue(dst, t, b, off)
-		if err != nil {
-			return dst, err
+	case TypeJavaScript, TypeSymbol:
+		if t == TypeJavaScript {
+			dst = append(dst, `{"$code":`...)
+		} else {
+			dst = append(dst, `{"$symbol":`...)
 		}
-		return append(dst, '}'), nil
-	case TypeSymbol:
-		dst = append(dst, `{"$symbol":`...)
 		dst, err := ejWriteStringValue(dst, t, b, off)
 		if err != nil {
 			return dst, err
@@ -143,10 +140,16 @@ func ejWriteValue(dst []byte, t Type, b []byte, off, depth int, canonical bool) 
 		return append(dst, '}'), nil
 	case TypeCodeWithScope:
 		return ejWriteCodeWithScope(dst, b, off, depth, canonical)
-	case TypeInt32:
-		v := int64(readInt32(b, 0))
+	case TypeInt32, TypeInt64:
+		var v int64
+		open := `{"$numberInt":"`
+		if t == TypeInt32 {
+			v = int64(readInt32(b, 0))
+		} else {
+			v, open = int64(binary.LittleEndian.Uint64(b)), `{"$numberLong":"`
+		}
 		if canonical {
-			dst = append(dst, `{"$numberInt":"`...)
+			dst = append(dst, open...)
 			dst = strconv.AppendInt(dst, v, 10)
 			return append(dst, `"}`...), nil
 		}
@@ -157,14 +160,6 @@ func ejWriteValue(dst []byte, t Type, b []byte, off, depth int, canonical bool) 
 		dst = append(dst, `,"i":`...)
 		dst = strconv.AppendUint(dst, uint64(binary.LittleEndian.Uint32(b)), 10)
 		return append(dst, `}}`...), nil
-	case TypeInt64:
-		v := int64(binary.LittleEndian.Uint64(b))
-		if canonical {
-			dst = append(dst, `{"$numberLong":"`...)
-			dst = strconv.AppendInt(dst, v, 10)
-			return append(dst, `"}`...), nil
-		}
-		return strconv.AppendInt(dst, v, 10), nil
 	case TypeDecimal128:
 		d := Decimal128{l: binary.LittleEndian.Uint64(b), h: binary.LittleEndian.Uint64(b[8:])}
 		dst = append(dst, `{"$numberDecimal":"`...)
