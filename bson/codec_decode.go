@@ -104,6 +104,20 @@ func setZero(t reflect.Type, p unsafe.Pointer) {
 	reflect.NewAt(t, p).Elem().SetZero()
 }
 
+// takeOrZero begins a decoder that takes only the BSON type want, which
+// sets ok. null and undefined zero the value at p; any other type is a
+// type error giving reason.
+func takeOrZero(c *codec, t, want Type, p unsafe.Pointer, reason string) (ok bool, err error) {
+	switch t {
+	case want:
+		return true, nil
+	case TypeNull, TypeUndefined:
+		setZero(c.typ, p)
+		return false, nil
+	}
+	return false, typeError(t, c.typ, reason)
+}
+
 func bsonString(v []byte) string { return string(v[4 : len(v)-1]) }
 
 func decBool(gt reflect.Type) decFunc {
@@ -527,14 +541,10 @@ func decodeValue(c *codec, t Type, v []byte, p unsafe.Pointer) error {
 
 func decStruct(c *codec) decFunc {
 	return func(t Type, v []byte, p unsafe.Pointer) error {
-		switch t {
-		case TypeEmbeddedDocument:
-			return c.st.decodeDoc(c, v, p)
-		case TypeNull, TypeUndefined:
-			setZero(c.typ, p)
-			return nil
+		if ok, err := takeOrZero(c, t, TypeEmbeddedDocument, p, ""); !ok {
+			return err
 		}
-		return typeError(t, c.typ, "")
+		return c.st.decodeDoc(c, v, p)
 	}
 }
 
@@ -640,13 +650,8 @@ func decodeStringSlice(c *codec, v []byte, p unsafe.Pointer) error {
 // a nil slice; an empty array a non-nil empty one.
 func decSlice(c *codec) decFunc {
 	return func(t Type, v []byte, p unsafe.Pointer) error {
-		switch t {
-		case TypeArray:
-		case TypeNull, TypeUndefined:
-			setZero(c.typ, p)
-			return nil
-		default:
-			return typeError(t, c.typ, "")
+		if ok, err := takeOrZero(c, t, TypeArray, p, ""); !ok {
+			return err
 		}
 		if c.dkind == kStringSlice {
 			return decodeStringSlice(c, v, p)
@@ -688,13 +693,8 @@ func decodeElems(e *codec, v []byte, data unsafe.Pointer, n int) error {
 func decArray(c *codec) decFunc {
 	n := c.typ.Len()
 	return func(t Type, v []byte, p unsafe.Pointer) error {
-		switch t {
-		case TypeArray:
-		case TypeNull, TypeUndefined:
-			setZero(c.typ, p)
-			return nil
-		default:
-			return typeError(t, c.typ, "")
+		if ok, err := takeOrZero(c, t, TypeArray, p, ""); !ok {
+			return err
 		}
 		m := countElems(v)
 		if m > n {
@@ -711,13 +711,8 @@ func decArray(c *codec) decFunc {
 // into an existing map alongside what it holds, as with encoding/json.
 func decMap(c *codec) decFunc {
 	return func(t Type, v []byte, p unsafe.Pointer) error {
-		switch t {
-		case TypeEmbeddedDocument:
-		case TypeNull, TypeUndefined:
-			setZero(c.typ, p)
-			return nil
-		default:
-			return typeError(t, c.typ, "")
+		if ok, err := takeOrZero(c, t, TypeEmbeddedDocument, p, ""); !ok {
+			return err
 		}
 		switch c.mp.fast {
 		case mapStringString:
@@ -877,13 +872,8 @@ func methodUnmarshalError(err error, t Type, gt reflect.Type, method string) err
 // null leaves the zero value.
 func decUnmarshaler(c *codec) decFunc {
 	return func(t Type, v []byte, p unsafe.Pointer) error {
-		switch t {
-		case TypeEmbeddedDocument:
-		case TypeNull, TypeUndefined:
-			setZero(c.typ, p)
-			return nil
-		default:
-			return typeError(t, c.typ, "UnmarshalBSON takes an embedded document")
+		if ok, err := takeOrZero(c, t, TypeEmbeddedDocument, p, "UnmarshalBSON takes an embedded document"); !ok {
+			return err
 		}
 		b := append([]byte(nil), v...)
 		if err := box(c.ptrWord, p).(Unmarshaler).UnmarshalBSON(b); err != nil {
