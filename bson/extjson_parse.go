@@ -862,31 +862,6 @@ func (p *ejParser) parsePair(w *ejWrapper, first, second string, value func(seco
 	return nil
 }
 
-// parseSole reads the members of an object whose '{' has been consumed
-// and which may hold only the key name, once. value reads its value at
-// p.pos; its errors gain name in their path. in names the object for
-// errors. It reports whether the key was present, leaving the message for
-// an empty object to the caller.
-func (p *ejParser) parseSole(name, in string, value func() error) (bool, error) {
-	have := false
-	for start := true; ; start = false {
-		key, keyOff, ok, err := p.nextMember(start)
-		if err != nil {
-			return have, err
-		}
-		if !ok {
-			return have, nil
-		}
-		if string(key) != name || have {
-			return have, ejUnexpectedKey(keyOff, key, in+`; want only "`+name+`"`)
-		}
-		have = true
-		if err := value(); err != nil {
-			return have, ejWithParent(err, name)
-		}
-	}
-}
-
 // parseBinary reads {"base64": ..., "subType": ...} or a legacy base64
 // string (whose subtype comes from a sibling $type key).
 func (p *ejParser) parseBinary(w *ejWrapper) error {
@@ -1031,21 +1006,32 @@ func (p *ejParser) parseInnerOID(w *ejWrapper) error {
 	if err := p.openObject(`$id (an {"$oid": ...} object)`); err != nil {
 		return err
 	}
-	have, err := p.parseSole("$oid", "$dbPointer $id", func() error {
-		off := p.pos
-		s, err := p.innerString("$oid")
+	have := false
+	for first := true; ; first = false {
+		key, keyOff, ok, err := p.nextMember(first)
 		if err != nil {
 			return err
 		}
-		if !ejParseHex(w.id[:12], s) {
-			return ejErr(off, "$oid must be 24 hexadecimal digits, found "+ejQuote(s))
+		if !ok {
+			break
 		}
-		return nil
-	})
-	if err == nil && !have {
-		err = ejErr(open, `$id must be {"$oid": <24 hex digits>}`)
+		if string(key) != "$oid" || have {
+			return ejUnexpectedKey(keyOff, key, `$dbPointer $id; want only "$oid"`)
+		}
+		have = true
+		off := p.pos
+		s, err := p.innerString("$oid")
+		if err != nil {
+			return ejWithParent(err, "$oid")
+		}
+		if !ejParseHex(w.id[:12], s) {
+			return ejWithParent(ejErr(off, "$oid must be 24 hexadecimal digits, found "+ejQuote(s)), "$oid")
+		}
 	}
-	return err
+	if !have {
+		return ejErr(open, `$id must be {"$oid": <24 hex digits>}`)
+	}
+	return nil
 }
 
 // parseDate reads an RFC 3339 string or {"$numberLong": <string>}. The
@@ -1068,23 +1054,34 @@ func (p *ejParser) parseDate(w *ejWrapper) error {
 		return ejErr(off, `$date must be an RFC 3339 string or {"$numberLong": <string>}, found `+p.describe(off))
 	}
 	p.pos++
-	have, err := p.parseSole("$numberLong", "$date", func() error {
-		soff := p.pos
-		s, err := p.innerString("$numberLong")
+	have := false
+	for first := true; ; first = false {
+		key, keyOff, ok, err := p.nextMember(first)
 		if err != nil {
 			return err
 		}
+		if !ok {
+			break
+		}
+		if string(key) != "$numberLong" || have {
+			return ejUnexpectedKey(keyOff, key, `$date; want only "$numberLong"`)
+		}
+		have = true
+		soff := p.pos
+		s, err := p.innerString("$numberLong")
+		if err != nil {
+			return ejWithParent(err, "$numberLong")
+		}
 		v, ok := ejParseIntString(s)
 		if !ok {
-			return ejErr(soff, "$numberLong must be a decimal 64-bit integer string, found "+ejQuote(s))
+			return ejWithParent(ejErr(soff, "$numberLong must be a decimal 64-bit integer string, found "+ejQuote(s)), "$numberLong")
 		}
 		w.i64 = v
-		return nil
-	})
-	if err == nil && !have {
-		err = ejErr(off, `$date object must be {"$numberLong": <string>}`)
 	}
-	return err
+	if !have {
+		return ejErr(off, `$date object must be {"$numberLong": <string>}`)
+	}
+	return nil
 }
 
 // ejParseISODate parses YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)
