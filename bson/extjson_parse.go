@@ -817,51 +817,6 @@ func ejUnexpectedKey(off int, key []byte, in string) error {
 	return ejErr(off, "unexpected key "+ejQuote(key)+" in "+in)
 }
 
-// parsePair reads the object that the wrapper key w.kind holds when it must
-// have exactly the keys first and second, once each, in either order.
-// value reads the value of one of them (the second one when second is
-// set) at p.pos; its errors gain that key in their path. Duplicate,
-// unknown and missing keys are reported here, so that every such wrapper
-// words them alike.
-func (p *ejParser) parsePair(w *ejWrapper, first, second string, value func(second bool) error) error {
-	if err := p.openObject(w.kind.String()); err != nil {
-		return err
-	}
-	var have [2]bool
-	for start := true; ; start = false {
-		key, keyOff, ok, err := p.nextMember(start)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		name, i := first, 0
-		switch string(key) {
-		case first:
-		case second:
-			name, i = second, 1
-		default:
-			return ejUnexpectedKey(keyOff, key, w.kind.String()+`; want only "`+first+`" and "`+second+`"`)
-		}
-		if have[i] {
-			return ejDupKey(keyOff, name)
-		}
-		have[i] = true
-		if err := value(i == 1); err != nil {
-			return ejWithParent(err, name)
-		}
-	}
-	if !have[0] || !have[1] {
-		missing := first
-		if have[0] {
-			missing = second
-		}
-		return ejErr(w.keyOff, w.kind.String()+" is missing its "+strconv.Quote(missing)+" key")
-	}
-	return nil
-}
-
 // parseBinary reads {"base64": ..., "subType": ...} or a legacy base64
 // string (whose subtype comes from a sibling $type key).
 func (p *ejParser) parseBinary(w *ejWrapper) error {
@@ -874,26 +829,59 @@ func (p *ejParser) parseBinary(w *ejWrapper) error {
 		w.legacy = true
 		return p.decodeBase64(w, s, off)
 	}
-	return p.parsePair(w, "base64", "subType", func(second bool) error {
-		off := p.pos
-		if !second {
-			s, err := p.innerString("base64")
-			if err != nil {
-				return err
-			}
-			return p.decodeBase64(w, s, off)
-		}
-		s, err := p.innerString("subType")
+	if err := p.openObject("$binary"); err != nil {
+		return err
+	}
+	var haveData, haveSub bool
+	for first := true; ; first = false {
+		key, keyOff, ok, err := p.nextMember(first)
 		if err != nil {
 			return err
 		}
-		sub, ok := ejParseSubtype(s)
 		if !ok {
-			return ejErr(off, "subType "+ejQuote(s)+" is not a one- or two-digit hex binary subtype")
+			break
 		}
-		w.subtype = sub
-		return nil
-	})
+		switch string(key) {
+		case "base64":
+			if haveData {
+				return ejDupKey(keyOff, "base64")
+			}
+			haveData = true
+			off := p.pos
+			s, err := p.innerString("base64")
+			if err != nil {
+				return ejWithParent(err, "base64")
+			}
+			if err := p.decodeBase64(w, s, off); err != nil {
+				return ejWithParent(err, "base64")
+			}
+		case "subType":
+			if haveSub {
+				return ejDupKey(keyOff, "subType")
+			}
+			haveSub = true
+			off := p.pos
+			s, err := p.innerString("subType")
+			if err != nil {
+				return ejWithParent(err, "subType")
+			}
+			sub, ok := ejParseSubtype(s)
+			if !ok {
+				return ejWithParent(ejErr(off, "subType "+ejQuote(s)+" is not a one- or two-digit hex binary subtype"), "subType")
+			}
+			w.subtype = sub
+		default:
+			return ejUnexpectedKey(keyOff, key, `$binary; want only "base64" and "subType"`)
+		}
+	}
+	if !haveData || !haveSub {
+		missing := "base64"
+		if haveData {
+			missing = "subType"
+		}
+		return ejErr(w.keyOff, "$binary is missing its "+strconv.Quote(missing)+" key")
+	}
+	return nil
 }
 
 // decodeBase64 decodes padded standard base64 onto p.scratch.
@@ -962,42 +950,144 @@ func ejParseHex(dst []byte, s []byte) bool {
 
 // parseTimestamp reads {"t": <uint32>, "i": <uint32>}.
 func (p *ejParser) parseTimestamp(w *ejWrapper) error {
-	return p.parsePair(w, "t", "i", func(second bool) (err error) {
-		if !second {
-			w.u1, err = p.innerUint32("t")
-		} else {
-			w.u2, err = p.innerUint32("i")
-		}
+	if err := p.openObject("$timestamp"); err != nil {
 		return err
-	})
+	}
+	var haveT, haveI bool
+	for first := true; ; first = false {
+		key, keyOff, ok, err := p.nextMember(first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "t":
+			if haveT {
+				return ejDupKey(keyOff, "t")
+			}
+			haveT = true
+			if w.u1, err = p.innerUint32("t"); err != nil {
+				return ejWithParent(err, "t")
+			}
+		case "i":
+			if haveI {
+				return ejDupKey(keyOff, "i")
+			}
+			haveI = true
+			if w.u2, err = p.innerUint32("i"); err != nil {
+				return ejWithParent(err, "i")
+			}
+		default:
+			return ejUnexpectedKey(keyOff, key, `$timestamp; want only "t" and "i"`)
+		}
+	}
+	if !haveT || !haveI {
+		missing := "t"
+		if haveT {
+			missing = "i"
+		}
+		return ejErr(w.keyOff, "$timestamp is missing its "+strconv.Quote(missing)+" key")
+	}
+	return nil
 }
 
 // parseRegularExpression reads {"pattern": ..., "options": ...}.
 func (p *ejParser) parseRegularExpression(w *ejWrapper) error {
-	return p.parsePair(w, "pattern", "options", func(second bool) error {
-		off := p.pos
-		what, dst := "pattern", &w.str
-		if second {
-			what, dst = "options", &w.str2
-		}
-		s, err := p.innerString(what)
+	if err := p.openObject("$regularExpression"); err != nil {
+		return err
+	}
+	var haveP, haveO bool
+	for first := true; ; first = false {
+		key, keyOff, ok, err := p.nextMember(first)
 		if err != nil {
 			return err
 		}
-		*dst = s
-		return ejCheckRegexPart(s, what, off)
-	})
+		if !ok {
+			break
+		}
+		off := p.pos
+		switch string(key) {
+		case "pattern":
+			if haveP {
+				return ejDupKey(keyOff, "pattern")
+			}
+			haveP = true
+			if w.str, err = p.innerString("pattern"); err != nil {
+				return ejWithParent(err, "pattern")
+			}
+			if err := ejCheckRegexPart(w.str, "pattern", off); err != nil {
+				return ejWithParent(err, "pattern")
+			}
+		case "options":
+			if haveO {
+				return ejDupKey(keyOff, "options")
+			}
+			haveO = true
+			if w.str2, err = p.innerString("options"); err != nil {
+				return ejWithParent(err, "options")
+			}
+			if err := ejCheckRegexPart(w.str2, "options", off); err != nil {
+				return ejWithParent(err, "options")
+			}
+		default:
+			return ejUnexpectedKey(keyOff, key, `$regularExpression; want only "pattern" and "options"`)
+		}
+	}
+	if !haveP || !haveO {
+		missing := "pattern"
+		if haveP {
+			missing = "options"
+		}
+		return ejErr(w.keyOff, "$regularExpression is missing its "+strconv.Quote(missing)+" key")
+	}
+	return nil
 }
 
 // parseDBPointer reads {"$ref": <namespace>, "$id": {"$oid": <hex>}}.
 func (p *ejParser) parseDBPointer(w *ejWrapper) error {
-	return p.parsePair(w, "$ref", "$id", func(second bool) (err error) {
-		if !second {
-			w.str, err = p.innerString("$ref")
+	if err := p.openObject("$dbPointer"); err != nil {
+		return err
+	}
+	var haveRef, haveID bool
+	for first := true; ; first = false {
+		key, keyOff, ok, err := p.nextMember(first)
+		if err != nil {
 			return err
 		}
-		return p.parseInnerOID(w)
-	})
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "$ref":
+			if haveRef {
+				return ejDupKey(keyOff, "$ref")
+			}
+			haveRef = true
+			if w.str, err = p.innerString("$ref"); err != nil {
+				return ejWithParent(err, "$ref")
+			}
+		case "$id":
+			if haveID {
+				return ejDupKey(keyOff, "$id")
+			}
+			haveID = true
+			if err := p.parseInnerOID(w); err != nil {
+				return ejWithParent(err, "$id")
+			}
+		default:
+			return ejUnexpectedKey(keyOff, key, `$dbPointer; want only "$ref" and "$id"`)
+		}
+	}
+	if !haveRef || !haveID {
+		missing := "$ref"
+		if haveRef {
+			missing = "$id"
+		}
+		return ejErr(w.keyOff, "$dbPointer is missing its "+strconv.Quote(missing)+" key")
+	}
+	return nil
 }
 
 // parseInnerOID reads {"$oid": <hex>} into w.id.
