@@ -72,10 +72,10 @@ func (c *ConnString) format(withSecrets bool) string {
 // anything else as is except for characters that would split the list.
 func formatHost(h string) string {
 	switch {
-	case strings.IndexByte(h, '/') >= 0:
-		return escape(h, isUnreserved)
 	case strings.HasPrefix(h, "["):
 		return strings.ReplaceAll(h, "%", "%25")
+	case strings.IndexByte(h, '/') >= 0:
+		return escape(h, isUnreserved)
 	}
 	return escape(h, hostSafe)
 }
@@ -91,7 +91,9 @@ var (
 	// valueSafe leaves out the separators of option values ("&", "=",
 	// ",", ":") and "%".
 	valueSafe = func(b byte) bool { return isUnreserved(b) || strings.IndexByte("!$'()*+;/@", b) >= 0 }
-	hostSafe  = func(b byte) bool { return b >= 0x80 || isUnreserved(b) || b == ':' || strings.IndexByte("!$&'()*+;=", b) >= 0 }
+	hostSafe  = func(b byte) bool {
+		return b >= 0x80 || isUnreserved(b) || b == ':' || strings.IndexByte("!$&'()*+;=", b) >= 0
+	}
 )
 
 // escape percent-encodes every byte of s that safe rejects.

@@ -368,7 +368,7 @@ func setAuthMechanismProperties(p *parser, v string) error {
 				Message: `option authMechanismProperties: an element without "KEY:" ignored (a value cannot contain ",")`})
 			continue
 		}
-		k = strings.ToUpper(k)
+		k = asciiUpper(k)
 		if _, dup := props[k]; dup {
 			p.warn(Warning{Kind: RepeatedOption, Option: "authMechanismProperties", Value: k,
 				Message: "option authMechanismProperties: property " + strconv.Quote(k) + " given more than once; the last is used"})

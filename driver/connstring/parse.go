@@ -264,6 +264,11 @@ func (p *parser) parseHost(raw string) (parsedHost, error) {
 		if err != nil || !addr.Is6() {
 			return parsedHost{}, p.hostErr(raw, "not an IPv6 address")
 		}
+		for _, b := range []byte(addr.Zone()) {
+			if !isUnreserved(b) {
+				return parsedHost{}, p.hostErr(raw, "IPv6 zone must be letters, digits, \"-\", \".\", \"_\" or \"~\"")
+			}
+		}
 		h := parsedHost{kind: hostIPLiteral, name: addr.String()}
 		after := raw[end+1:]
 		if after == "" {
@@ -529,6 +534,17 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// asciiUpper upper-cases a-z only, so that normalising is idempotent.
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+	return string(b)
 }
 
 // asciiLower lower-cases A-Z only, as the spec normalises option keys.
