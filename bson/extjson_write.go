@@ -140,16 +140,10 @@ func ejWriteValue(dst []byte, t Type, b []byte, off, depth int, canonical bool) 
 		return append(dst, '}'), nil
 	case TypeCodeWithScope:
 		return ejWriteCodeWithScope(dst, b, off, depth, canonical)
-	case TypeInt32, TypeInt64:
-		var v int64
-		open := `{"$numberInt":"`
-		if t == TypeInt32 {
-			v = int64(readInt32(b, 0))
-		} else {
-			v, open = int64(binary.LittleEndian.Uint64(b)), `{"$numberLong":"`
-		}
+	case TypeInt32:
+		v := int64(readInt32(b, 0))
 		if canonical {
-			dst = append(dst, open...)
+			dst = append(dst, `{"$numberInt":"`...)
 			dst = strconv.AppendInt(dst, v, 10)
 			return append(dst, `"}`...), nil
 		}
@@ -160,6 +154,14 @@ func ejWriteValue(dst []byte, t Type, b []byte, off, depth int, canonical bool) 
 		dst = append(dst, `,"i":`...)
 		dst = strconv.AppendUint(dst, uint64(binary.LittleEndian.Uint32(b)), 10)
 		return append(dst, `}}`...), nil
+	case TypeInt64:
+		v := int64(binary.LittleEndian.Uint64(b))
+		if canonical {
+			dst = append(dst, `{"$numberLong":"`...)
+			dst = strconv.AppendInt(dst, v, 10)
+			return append(dst, `"}`...), nil
+		}
+		return strconv.AppendInt(dst, v, 10), nil
 	case TypeDecimal128:
 		d := Decimal128{l: binary.LittleEndian.Uint64(b), h: binary.LittleEndian.Uint64(b[8:])}
 		dst = append(dst, `{"$numberDecimal":"`...)
