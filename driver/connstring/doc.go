@@ -4,8 +4,7 @@
 // every secret redacted.
 //
 // Parse never resolves DNS: for "mongodb+srv" it checks what can be checked
-// before resolution. SRV and TXT resolution live in this package's srv.go,
-// which merges TXT options and re-runs the cross-option rules (validate)
-// once the seed list is known, as the Initial DNS Seedlist Discovery
-// specification requires.
+// before resolution. SRV and TXT resolution (srv.go) merge the TXT options
+// and re-run the cross-option rules once the seed list is known, as the
+// Initial DNS Seedlist Discovery specification requires.
 package connstring

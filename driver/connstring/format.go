@@ -91,9 +91,8 @@ var (
 	// valueSafe leaves out the separators of option values ("&", "=",
 	// ",", ":") and "%".
 	valueSafe = func(b byte) bool { return isUnreserved(b) || strings.IndexByte("!$'()*+;/@", b) >= 0 }
-	hostSafe  = func(b byte) bool {
-		return b >= 0x80 || isUnreserved(b) || b == ':' || strings.IndexByte("!$&'()*+;=", b) >= 0
-	}
+	// hostSafe keeps a host name and its ":port" readable.
+	hostSafe = func(b byte) bool { return b >= 0x80 || isUnreserved(b) || b == ':' }
 )
 
 // escape percent-encodes every byte of s that safe rejects.

@@ -51,7 +51,8 @@ var options = []*optionSpec{
 	}),
 	{name: "authMechanism", set: setAuthMechanism, get: func(c *ConnString, _ bool) []string { return strValue(c.AuthMechanism) }},
 	{name: "authSource", allowEmpty: true, set: setAuthSource, get: func(c *ConnString, _ bool) []string { return strValue(c.AuthSource) }},
-	{name: "authMechanismProperties", set: setAuthMechanismProperties, get: func(c *ConnString, _ bool) []string {
+	// Sensitive: a property may be a credential (AWS_SESSION_TOKEN).
+	{name: "authMechanismProperties", sensitive: true, set: setAuthMechanismProperties, get: func(c *ConnString, _ bool) []string {
 		if c.AuthMechanismProperties == nil {
 			return nil
 		}

@@ -208,7 +208,7 @@ func (p *parser) parseHosts(hosts, path string) error {
 			if h.port != 0 {
 				return p.hostErr(raw, "a mongodb+srv host name takes no port")
 			}
-			if h.kind != hostName {
+			if _, err := netip.ParseAddr(h.name); err == nil || h.kind != hostName {
 				return p.hostErr(raw, "a mongodb+srv URI needs a DNS host name, not an IP address or socket path")
 			}
 			p.c.Hosts = append(p.c.Hosts, h.name)
@@ -319,14 +319,16 @@ func (p *parser) parseHost(raw string) (parsedHost, error) {
 	return h, nil
 }
 
-// checkHostName returns why name cannot be a host name, or "".
+// checkHostName returns why name cannot be a host name, or "". ASCII is
+// limited to letters, digits, "-", "." and "_" (which some private DNS
+// names use); other bytes must be UTF-8, for internationalised names.
 func checkHostName(name string) string {
 	if !utf8.ValidString(name) {
 		return "host name is not valid UTF-8"
 	}
 	for i := 0; i < len(name); i++ {
 		b := name[i]
-		if b <= ' ' || b == 0x7f || strings.IndexByte("\"#%/:<>?@[\\]^`{|},", b) >= 0 {
+		if b < 0x80 && !isAlnum(b) && b != '-' && b != '.' && b != '_' {
 			return "character " + strconv.QuoteRune(rune(b)) + " is not allowed in a host name"
 		}
 	}
@@ -361,6 +363,10 @@ func (p *parser) parseDatabase(path string) error {
 
 // parseOptions applies the "&"-separated key=value pairs in order.
 func (p *parser) parseOptions(query string) error {
+	// afterSecret is set after a secret option: a following segment
+	// that is not an option may be the rest of a secret holding an
+	// unescaped "&", so its text is not shown.
+	afterSecret := false
 	for _, seg := range strings.Split(query, "&") {
 		if seg == "" {
 			continue
@@ -371,18 +377,26 @@ func (p *parser) parseOptions(query string) error {
 			// unescaped "?", and may hold a password.
 			return &Error{Option: "uri", Value: Redacted, Reason: `an option name contains "@": percent-encode "?" and "@" in the username and password`}
 		}
-		if !ok {
-			return &Error{Option: rawKey, Reason: `option has no "=" and value`}
-		}
 		key, keyOK := unescape(rawKey)
 		if !keyOK {
 			key = rawKey
 		}
 		spec := optionTable[asciiLower(key)]
+		if !ok {
+			if afterSecret && spec == nil {
+				return &Error{Option: "uri", Value: Redacted, Reason: `text without "=" after a secret option: percent-encode "&" in secrets as %26`}
+			}
+			return &Error{Option: rawKey, Reason: `option has no "=" and value`}
+		}
 		if spec == nil {
+			if afterSecret {
+				p.warn(Warning{Kind: UnknownOption, Option: Redacted, Message: `unsupported option ignored (its name is not shown because it follows a secret option; percent-encode "&" in secrets as %26)`})
+				continue
+			}
 			p.warn(Warning{Kind: UnknownOption, Option: key, Message: "unsupported option " + strconv.Quote(key) + " ignored"})
 			continue
 		}
+		afterSecret = spec.sensitive
 		if err := p.apply(spec, rawValue); err != nil {
 			return err
 		}
