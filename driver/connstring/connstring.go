@@ -18,8 +18,9 @@ const DefaultPort = 27017
 // Set and unset: an option the URI did not give is its zero value. Options
 // whose zero value is meaningful (numbers, booleans, durations, the write
 // concern "w") are pointers, nil when unset. Strings are "" when unset: Parse
-// ignores (with a Warning) an empty value for every string option, so a set
-// string option is never empty. Lists and maps are nil when unset.
+// ignores (with a Warning) an empty value for every string option (except
+// authSource, for which the auth spec makes it an error), so a set string
+// option is never empty. Lists and maps are nil when unset.
 //
 // Durations come from the *MS options (milliseconds) and MaxStaleness from
 // maxStalenessSeconds. maxStalenessSeconds=-1 means "no maximum", the same

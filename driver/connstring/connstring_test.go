@@ -518,3 +518,44 @@ func TestSecretPrinting(t *testing.T) {
 		t.Error("conversion must reveal the value")
 	}
 }
+
+func TestStringOfResolvedSRV(t *testing.T) {
+	c, err := Parse("mongodb+srv://u:p@a.b.c/db?srvMaxHosts=2&srvServiceName=svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Hosts = []string{"x.b.c:27017", "y.b.c:27018"} // as after SRV resolution
+	c.ReplicaSet = "rs"                              // as from a TXT record
+	want := "mongodb://u:xxxxx@x.b.c:27017,y.b.c:27018/db?replicaSet=rs&tls=true"
+	if got := c.String(); got != want {
+		t.Fatalf("String() = %q, want %q", got, want)
+	}
+	back, err := Parse(c.format(true))
+	if err != nil || back.Scheme != SchemeMongoDB || !back.TLSEnabled() || !reflect.DeepEqual(back.Hosts, c.Hosts) {
+		t.Fatalf("resolved URI parses to %+v, %v", back, err)
+	}
+}
+
+func TestValidateOIDCCallback(t *testing.T) {
+	c, err := Parse("mongodb://h/?authMechanism=MONGODB-OIDC", WithOIDCCallback())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(WithOIDCCallback()); err != nil {
+		t.Errorf("Validate(WithOIDCCallback()) = %v", err)
+	}
+	if err := c.Validate(); err == nil {
+		t.Error("Validate() without a callback accepted MONGODB-OIDC without ENVIRONMENT")
+	}
+}
+
+func TestCredentialExternalSourceWins(t *testing.T) {
+	c, err := Parse("mongodb://h/?authMechanism=MONGODB-X509")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.AuthSource = "admin" // as a TXT record may set it
+	if cred, _ := c.Credential(); cred.Source != "$external" {
+		t.Errorf("source %q, want $external", cred.Source)
+	}
+}

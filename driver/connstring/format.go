@@ -6,10 +6,15 @@ import (
 
 // String returns c as a connection string with every secret replaced by
 // Redacted ("xxxxx"): the password, tlsCertificateKeyFilePassword and
-// proxyPassword. The replacement keeps the URI's shape, so the output
-// parses again, to c with those secrets set to "xxxxx". Options are
-// written once each, in a fixed order and canonical spelling; durations in
-// whole milliseconds (seconds for maxStalenessSeconds).
+// proxyPassword. The replacement keeps the URI's shape, so the output of a
+// parsed ConnString parses again, to c with those secrets set to "xxxxx".
+// Options are written once each, in a fixed order and canonical spelling;
+// durations in whole milliseconds (seconds for maxStalenessSeconds).
+//
+// A mongodb+srv ConnString whose Hosts were replaced by resolved seeds
+// (more than one, or with a port) is written as the "mongodb://" URI the
+// seedlist discovery spec says it stands for: the seeds, tls=true unless
+// tls is set, and no srvMaxHosts or srvServiceName.
 func (c *ConnString) String() string {
 	if c == nil {
 		return "<nil>"
@@ -22,7 +27,8 @@ func (c *ConnString) String() string {
 func (c *ConnString) format(withSecrets bool) string {
 	var b strings.Builder
 	scheme := c.Scheme
-	if scheme == "" {
+	resolved := scheme == SchemeSRV && (len(c.Hosts) != 1 || strings.IndexByte(c.Hosts[0], ':') >= 0)
+	if scheme == "" || resolved {
 		scheme = SchemeMongoDB
 	}
 	b.WriteString(scheme)
@@ -51,6 +57,17 @@ func (c *ConnString) format(withSecrets bool) string {
 	for _, o := range options {
 		if o.get == nil {
 			continue
+		}
+		if resolved {
+			switch o.name {
+			case "srvMaxHosts", "srvServiceName":
+				continue
+			case "tls":
+				if c.TLS == nil {
+					opts = append(opts, "tls=true")
+					continue
+				}
+			}
 		}
 		for _, v := range o.get(c, withSecrets) {
 			opts = append(opts, o.name+"="+v)

@@ -17,7 +17,9 @@ import (
 // the SOCKS5 specification makes errors. Conflicting options, malformed
 // hosts or userinfo and invalid credentials are errors of type *Error.
 // Booleans are "true" or "false" only; "&" is the only option delimiter;
-// "+" is not decoded as a space.
+// "+" is not decoded as a space. An "@" in the database name must be
+// percent-encoded: an unencoded one is taken for a password with an
+// unencoded "/" and rejected.
 //
 // For "mongodb+srv" Parse checks what can be checked before DNS resolution
 // (one host, no port, no directConnection=true, and the srvMaxHosts rules);

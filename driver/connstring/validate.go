@@ -9,9 +9,15 @@ import (
 // directConnection, loadBalanced, srvMaxHosts and srvServiceName, SOCKS5
 // proxy options, read preference, write concern, pool sizes and the
 // credential) on c as it is now. Parse runs it; call it again after
-// changing a ConnString by hand.
-func (c *ConnString) Validate() error {
-	return c.validate(len(c.Hosts), c.Username != "" || c.HasPassword, false)
+// changing a ConnString by hand. Of opts only WithOIDCCallback matters.
+func (c *ConnString) Validate(opts ...Option) error {
+	var cfg parseConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	return c.validate(len(c.Hosts), c.Username != "" || c.HasPassword, cfg.oidcCallback)
 }
 
 // validate checks cross-option rules. seeds is the number of seeds the
@@ -306,10 +312,14 @@ func (c *ConnString) Credential() (Credential, bool) {
 		Source:      c.AuthSource,
 		Mechanism:   c.AuthMechanism,
 	}
+	switch c.AuthMechanism {
+	case MechanismGSSAPI, MechanismX509, MechanismAWS, MechanismOIDC:
+		// Always: Parse rejects any other authSource for these, and a
+		// TXT record's authSource (meant for SCRAM users) must not apply.
+		cred.Source = externalSource
+	}
 	if cred.Source == "" {
 		switch c.AuthMechanism {
-		case MechanismGSSAPI, MechanismX509, MechanismAWS, MechanismOIDC:
-			cred.Source = externalSource
 		case MechanismPLAIN:
 			cred.Source = c.Database
 			if cred.Source == "" {
