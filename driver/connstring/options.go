@@ -309,12 +309,7 @@ func parseInt(v string, lo, hi int64) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < lo || n > hi {
-		switch {
-		case hi == math.MaxInt32 || hi == maxMS:
-			return 0, badValue("must be an integer of at least " + strconv.FormatInt(lo, 10) + " and at most " + strconv.FormatInt(hi, 10))
-		default:
-			return 0, badValue("must be an integer from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10))
-		}
+		return 0, badValue("must be an integer from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10))
 	}
 	return n, nil
 }
@@ -412,9 +407,12 @@ func setCompressors(p *parser, v string) error {
 			list = append(list, name)
 		}
 	}
-	// All names unknown: keep the option unset rather than an empty list,
-	// so that unset has one representation.
-	p.c.Compressors = list
+	// With no supported name the value is ignored like any invalid one
+	// (each name was already reported), and unset keeps one
+	// representation: nil.
+	if list != nil {
+		p.c.Compressors = list
+	}
 	return nil
 }
 

@@ -352,12 +352,20 @@ func (p *parser) parsePort(raw, text string) (int, error) {
 }
 
 func (p *parser) parseDatabase(path string) error {
+	// Like host errors, database errors hide the text when an "@" later
+	// in the URI hints at a mis-encoded password.
+	shown := func(s string) string {
+		if p.suspicious {
+			return Redacted
+		}
+		return s
+	}
 	db, ok := unescape(path)
 	if !ok {
-		return &Error{Option: "database", Value: path, Reason: "invalid percent-encoding"}
+		return &Error{Option: "database", Value: shown(path), Reason: "invalid percent-encoding"}
 	}
 	if i := strings.IndexAny(db, "/\\ \"$\x00"); i >= 0 {
-		return &Error{Option: "database", Value: db, Reason: "a database name cannot contain " + strconv.QuoteRune(rune(db[i]))}
+		return &Error{Option: "database", Value: shown(db), Reason: "a database name cannot contain " + strconv.QuoteRune(rune(db[i]))}
 	}
 	p.c.Database = db
 	return nil
