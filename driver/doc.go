@@ -1,0 +1,47 @@
+// Package driver is the MongoDB client API. For now it holds the client's
+// configuration, ClientOptions; Connect and Client will build on it.
+//
+// # One options style: a plain struct
+//
+// ClientOptions is a struct with one exported field per setting, not a
+// chain of setters or functional options. A struct can be inspected and
+// printed (String redacts every secret), compared in tests with
+// reflect.DeepEqual, filled from a configuration file with encoding/json
+// or a YAML decoder, and validated in one place (Validate).
+//
+// The zero value of every field means "use the default", which each
+// field's comment states. Where zero is itself a meaningful setting (a
+// timeout of 0 means "no timeout", maxPoolSize=0 means "no limit", a
+// boolean false) the field is a pointer, nil when unset; Ptr makes one
+// from a literal:
+//
+//	opts := &driver.ClientOptions{
+//		Hosts:          []string{"db1.example.com:27017", "db2.example.com:27017"},
+//		ReplicaSet:     "rs0",
+//		MaxPoolSize:    driver.Ptr(50),
+//		ConnectTimeout: driver.Ptr(5 * time.Second),
+//		RetryWrites:    driver.Ptr(false),
+//	}
+//
+// Pointers, rather than a wrapper type, match connstring.ConnString, which
+// uses the same fields and the same convention, so options set in code and
+// options from a URI are one data model.
+//
+// # Connection strings and precedence
+//
+// ApplyURI parses a connection string (package connstring) and keeps it in
+// the URI field. Its hosts and options take precedence over the fields set
+// in code, whatever the order of the calls. The Connection String
+// specification recommends this order, from low to high: default values,
+// then the client's hosts and options set in code, then the connection
+// string's hosts and options, so that a deployment can change a setting
+// through the URI without a code change. For mongodb+srv URIs, options from
+// the DNS TXT record sit just above the defaults: the Initial DNS Seedlist
+// Discovery specification lets both code and URI override them.
+//
+// Validate applies to the combined options the same rules that
+// connstring.Parse applies to a URI, so a conflict is caught whether its
+// two halves come from code, from the URI, or one from each. Resolve does
+// that, performs the mongodb+srv DNS lookups, and returns the effective
+// configuration.
+package driver
