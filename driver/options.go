@@ -45,7 +45,8 @@ func Ptr[T any](v T) *T { return &v }
 type ClientOptions struct {
 	// Hosts are the seeds: "host:port" (the port defaults to 27017),
 	// "[ipv6]:port", or the path of a Unix domain socket ending in ".sock".
-	// A URI's hosts replace them.
+	// A URI's hosts replace them. mongodb+srv discovery is asked for with
+	// a URI (ApplyURI).
 	Hosts []string
 
 	// Username and Password are the credential's user name and password
@@ -322,7 +323,8 @@ func (o *ClientOptions) Validate() error {
 // case, so its TLSEnabled reports the implicit TLS unless code or URI set
 // TLS. Defaults are not filled in: an unset field is nil or "". DNS
 // lookups use o.Resolver and honour ctx. Errors are *OptionError or, for
-// DNS, *connstring.SRVError.
+// DNS, *connstring.SRVError. The result shares its slices and maps with o
+// and o.URI: copy them before changing them.
 func (o *ClientOptions) Resolve(ctx context.Context) (*connstring.ConnString, error) {
 	c, err := o.combine()
 	if err != nil {

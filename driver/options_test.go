@@ -736,7 +736,9 @@ func FuzzApplyURI(f *testing.F) {
 		if o.URI.Scheme == connstring.SchemeMongoDB {
 			_, _ = o.Resolve(context.Background())
 		}
-		if s := o.String(); strings.Contains(s, secretPW) {
+		// (Unless the fuzzer wrote the same text into the URI as a
+		// non-secret part, such as the username.)
+		if s := o.String(); strings.Contains(s, secretPW) && !strings.Contains(uri, secretPW) {
 			t.Fatalf("String shows the code password: %s", s)
 		}
 		if o.URI.HasPassword && len(o.URI.Password) >= 4 && strings.Contains(o.String(), ":"+string(o.URI.Password)+"@") {

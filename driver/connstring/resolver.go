@@ -13,7 +13,8 @@ import (
 // LookupTXT must return one string per TXT record, the character strings of
 // a record concatenated in order, as *net.Resolver does. A name with no
 // records of the asked type is reported as a *net.DNSError with IsNotFound
-// set.
+// set. The two methods may be called at the same time: the lookups run in
+// parallel.
 type Resolver interface {
 	LookupSRV(ctx context.Context, service, proto, name string) (cname string, addrs []*net.SRV, err error)
 	LookupTXT(ctx context.Context, name string) ([]string, error)

@@ -873,20 +873,28 @@ func TestSeedlistApply(t *testing.T) {
 	}
 }
 
-// The standard library's resolver is the default and satisfies the
-// interface; with a nil Resolver the lookups go to it. The name used is
-// reserved (RFC 2606) and cannot resolve, so the result is an error
-// whatever the machine's DNS does, and never a seed list.
-func TestDefaultResolver(t *testing.T) {
+// A *net.Resolver works as a Resolver, errors included. Its Dial fails at
+// once, so the test sends no DNS traffic and does not depend on the
+// machine's network.
+func TestNetResolver(t *testing.T) {
 	var _ connstring.Resolver = net.DefaultResolver
-	c, err := connstring.Parse("mongodb+srv://cluster0.mongoscope.invalid")
+	r := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no network in this test")
+	}}
+	c, err := connstring.Parse("mongodb+srv://cluster0.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if res, err := connstring.Resolve(ctx, c, nil); err == nil {
-		t.Fatalf("resolved a .invalid name to %v", res.Hosts)
+	res, err := connstring.Resolve(ctx, c, r)
+	var se *connstring.SRVError
+	var dnsErr *net.DNSError
+	if !errors.As(err, &se) || !errors.As(err, &dnsErr) {
+		t.Fatalf("Resolve = %v, %v: want an *SRVError wrapping the resolver's *net.DNSError", res, err)
+	}
+	if se.Name != "_mongodb._tcp.cluster0.example.com" {
+		t.Errorf("SRVError.Name %q", se.Name)
 	}
 }
 
