@@ -186,6 +186,13 @@ func TestParseValid(t *testing.T) {
 		{name: "appname of 128 bytes", uri: "mongodb://h/?appname=" + strings.Repeat("a", 128)},
 		{name: "appname of 129 bytes is ignored", uri: "mongodb://h/?appname=" + strings.Repeat("a", 129), warns: []WarningKind{InvalidValue}},
 		{name: "srvServiceName must follow RFC 6335", uri: "mongodb+srv://a.b.c/?srvServiceName=bad_name", warns: []WarningKind{InvalidValue}},
+		{name: "srvServiceName may exceed 15 characters (seedlist spec)", uri: "mongodb+srv://a.b.c/?srvServiceName=" + strings.Repeat("s", 62),
+			check: func(t *testing.T, c *ConnString) {
+				if c.SRVServiceName != strings.Repeat("s", 62) {
+					t.Errorf("srvServiceName %q", c.SRVServiceName)
+				}
+			}},
+		{name: "srvServiceName longer than one DNS label", uri: "mongodb+srv://a.b.c/?srvServiceName=" + strings.Repeat("s", 63), warns: []WarningKind{InvalidValue}},
 		{name: "heartbeatFrequencyMS minimum", uri: "mongodb://h/?heartbeatFrequencyMS=499", warns: []WarningKind{InvalidValue}},
 		{name: "heartbeatFrequencyMS=500", uri: "mongodb://h/?heartbeatFrequencyMS=500",
 			check: func(t *testing.T, c *ConnString) {

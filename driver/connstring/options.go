@@ -503,8 +503,10 @@ func setTLS(p *parser, v string) error {
 // and hyphens, at least one letter, no hyphen at either end or twice in a
 // row.
 func checkServiceName(v string) string {
-	const reason = "not an RFC 6335 service name (1-15 letters, digits and single inner hyphens, with a letter)"
-	if len(v) > 15 || v[0] == '-' || v[len(v)-1] == '-' || strings.Contains(v, "--") {
+	// RFC 6335 allows 15 characters; the seedlist spec lifts that to what
+	// fits in one DNS label with the leading underscore: 62.
+	const reason = "not an RFC 6335 service name (1-62 letters, digits and single inner hyphens, with a letter)"
+	if len(v) > 62 || v[0] == '-' || v[len(v)-1] == '-' || strings.Contains(v, "--") {
 		return reason
 	}
 	letter := false
