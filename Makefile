@@ -5,7 +5,7 @@ GO        ?= go
 SPECS     ?= $(if $(MONGODB_SPECS_DIR),$(MONGODB_SPECS_DIR),$(abspath ../shared/specifications))
 FUZZTIME  ?= 10s
 # Packages whose code runs concurrently; they run under the race detector.
-RACE_PKGS ?= ./bson/...
+RACE_PKGS ?= ./bson/... ./driver/...
 
 export MONGODB_SPECS_DIR := $(SPECS)
 
