@@ -2,6 +2,7 @@ package bson
 
 import (
 	"encoding/binary"
+	"maps"
 	"math"
 	"reflect"
 	"strconv"
@@ -13,6 +14,15 @@ import (
 // lengths without re-checking them; the slicing they do is still bounds
 // checked by Go. Every decoder copies what it keeps (strings, binary data,
 // raw bytes): callers may reuse their buffers.
+//
+// Decoding is copy-on-write, so that a failed Unmarshal changes nothing
+// (see decodeTop): a decoder writes only into the value it is given, which
+// is either new memory of this decode or the top-level target, and never
+// into memory that value merely refers to. Slices get new backing arrays,
+// non-nil maps are replaced by new maps holding their old entries, and
+// non-nil pointers (in fields, in interfaces, or on the way to inlined
+// fields) are replaced by pointers to new copies of their targets before
+// anything is decoded into them.
 
 func le32(b []byte) int32 { return int32(binary.LittleEndian.Uint32(b)) }
 func le64(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) }
@@ -398,12 +408,14 @@ func decIndirect(c *codec) decFunc {
 // than recursing, and gives up after MaxDepth hops, so that pointer cycles
 // (type P *P, or an interface holding a pointer to itself) end in an error.
 //
-// Pointers: null sets nil; otherwise a nil pointer gets a new target and a
-// non-nil one is decoded into in place. Interfaces: null sets nil; an
-// interface holding a non-nil pointer is decoded through it; an empty
+// Pointers: null sets nil; otherwise the pointer is set to a new target,
+// holding a copy of the old target's value when it was non-nil, and the
+// value is decoded into that. Interfaces: null sets nil; an interface
+// holding a non-nil pointer gets a new pointer the same way; an empty
 // interface otherwise gets the default representation (documents as D,
 // arrays as A); a non-empty interface holding a value gets a new value of
-// that value's type.
+// that value's type. The pointer or interface at p is in memory of this
+// decode (see decodeTop), so it may be set before the target is decoded.
 func decodeIndirect(c *codec, t Type, v []byte, p unsafe.Pointer) error {
 	for hops := 0; ; hops++ {
 		if hops > MaxDepth {
@@ -417,18 +429,8 @@ func decodeIndirect(c *codec, t Type, v []byte, p unsafe.Pointer) error {
 				return nil
 			}
 			e := c.elem
-			q := *pp
-			if q == nil {
-				q = reflect.New(e.typ).UnsafePointer()
-				if !e.indirect {
-					if err := decodeValue(e, t, v, q); err != nil {
-						return err
-					}
-					*pp = q
-					return nil
-				}
-				*pp = q
-			}
+			q := newCopy(e.typ, *pp)
+			*pp = q
 			if !e.indirect {
 				return decodeValue(e, t, v, q)
 			}
@@ -453,6 +455,11 @@ func decodeIndirect(c *codec, t Type, v []byte, p unsafe.Pointer) error {
 				cc := codecFor(ct)
 				if ct.Kind() == reflect.Pointer {
 					if q := (*eface)(unsafe.Pointer(&cur)).data; q != nil {
+						q = newCopy(cc.elem.typ, q)
+						// Every interface is a type (or itab) word and a
+						// data word, which for a pointer is the pointer:
+						// replacing it keeps the dynamic type, named or not.
+						(*eface)(p).data = q
 						if !cc.elem.indirect {
 							return decodeValue(cc.elem, t, v, q)
 						}
@@ -557,6 +564,10 @@ func (st *structPlan) decodeDoc(c *codec, v []byte, base unsafe.Pointer) error {
 	}
 	fields := st.fields
 	next := 0
+	// owned marks the inlined *struct pointers already replaced by copies,
+	// and inlineOwned the inline map, in this decode of the struct.
+	var owned uint64
+	inlineOwned := false
 	for pos, end := 4, len(v)-1; pos < end; {
 		t := Type(v[pos])
 		ks := pos + 1
@@ -580,7 +591,12 @@ func (st *structPlan) decodeDoc(c *codec, v []byte, base unsafe.Pointer) error {
 		pos += n
 		if i < 0 {
 			if in := st.inline; in != nil {
-				if err := in.c.decodeMapEntry(in.fieldPtrAlloc(base), t, key, val); err != nil {
+				mp := in.fieldPtrOwned(base, &owned)
+				if !inlineOwned {
+					in.c.ownMap(mp)
+					inlineOwned = true
+				}
+				if err := in.c.decodeMapEntry(mp, t, key, val); err != nil {
 					return err
 				}
 			}
@@ -590,7 +606,7 @@ func (st *structPlan) decodeDoc(c *codec, v []byte, base unsafe.Pointer) error {
 		f := &fields[i]
 		fp := unsafe.Add(base, f.offset)
 		if f.via != nil {
-			fp = f.fieldPtrAlloc(base)
+			fp = f.fieldPtrOwned(base, &owned)
 		}
 		// The common cases are written here, saving a call; anything
 		// else, including conversions and errors, goes to decodeValue.
@@ -644,10 +660,10 @@ func decodeStringSlice(c *codec, v []byte, p unsafe.Pointer) error {
 	return nil
 }
 
-// decSlice decodes an array into a slice. The slice's backing array is
-// reused (after zeroing) when it is large enough, as encoding/json does;
-// otherwise a new one of exactly the right length is allocated. null gives
-// a nil slice; an empty array a non-nil empty one.
+// decSlice decodes an array into a slice, always into a new backing array
+// of the right length: the old one may be shared, and a failed decode must
+// leave it as it was. null gives a nil slice; an empty array a non-nil
+// empty one.
 func decSlice(c *codec) decFunc {
 	return func(t Type, v []byte, p unsafe.Pointer) error {
 		if ok, err := takeOrZero(c, t, TypeArray, p, ""); !ok {
@@ -659,9 +675,6 @@ func decSlice(c *codec) decFunc {
 		n := countElems(v)
 		h := (*sliceHeader)(p)
 		switch {
-		case h.Data != nil && h.Cap >= n:
-			h.Len = n
-			reflect.NewAt(c.typ, p).Elem().Clear()
 		case n == 0:
 			reflect.NewAt(c.typ, p).Elem().Set(reflect.MakeSlice(c.typ, 0, 0))
 		default:
@@ -707,20 +720,27 @@ func decArray(c *codec) decFunc {
 
 // Maps.
 
-// decMap decodes a document into a map. A nil map is allocated; entries go
-// into an existing map alongside what it holds, as with encoding/json.
+// decMap decodes a document into a map. A nil map is allocated; a non-nil
+// one is replaced by a new map holding its entries and the decoded ones
+// (which win), as encoding/json would merge them, but without writing to a
+// map that others may hold.
 func decMap(c *codec) decFunc {
 	return func(t Type, v []byte, p unsafe.Pointer) error {
 		if ok, err := takeOrZero(c, t, TypeEmbeddedDocument, p, ""); !ok {
 			return err
+		}
+		if len(v) == 5 && *(*unsafe.Pointer)(p) != nil {
+			return nil // nothing to add to the map
 		}
 		switch c.mp.fast {
 		case mapStringString:
 			m := *(*map[string]string)(p)
 			if m == nil {
 				m = make(map[string]string, countElems(v))
-				*(*map[string]string)(p) = m
+			} else {
+				m = maps.Clone(m)
 			}
+			*(*map[string]string)(p) = m
 			it := newElemIter(v)
 			for {
 				t, key, val, ok := it.next()
@@ -743,19 +763,21 @@ func decMap(c *codec) decFunc {
 				return err
 			}
 			dm, _ := x.(M)
-			m := *(*map[string]any)(p)
-			if m == nil {
-				*(*map[string]any)(p) = dm
-				return nil
+			// dm is new: the old entries the document does not replace
+			// go into it.
+			for k, e := range *(*map[string]any)(p) {
+				if _, ok := dm[k]; !ok {
+					dm[k] = e
+				}
 			}
-			for k, e := range dm {
-				m[k] = e
-			}
+			*(*map[string]any)(p) = dm
 			return nil
 		}
 		mv := reflect.NewAt(c.typ, p).Elem()
 		if mv.IsNil() {
 			mv.Set(reflect.MakeMapWithSize(c.typ, countElems(v)))
+		} else {
+			mv.Set(cloneMap(mv, countElems(v)))
 		}
 		kv := reflect.New(c.mp.keyType).Elem()
 		ev := reflect.New(c.elem.typ).Elem()
@@ -778,8 +800,32 @@ func decMap(c *codec) decFunc {
 	}
 }
 
+// ownMap makes the map at p safe to add to: a non-nil map is replaced by a
+// copy, for a struct's inline map, before decodeMapEntry adds to it.
+func (c *codec) ownMap(p unsafe.Pointer) {
+	if *(*unsafe.Pointer)(p) == nil {
+		return
+	}
+	switch c.mp.fast {
+	case mapStringString:
+		*(*map[string]string)(p) = maps.Clone(*(*map[string]string)(p))
+	case mapStringAny:
+		*(*map[string]any)(p) = maps.Clone(*(*map[string]any)(p))
+	default:
+		mv := reflect.NewAt(c.typ, p).Elem()
+		mv.Set(cloneMap(mv, 0))
+	}
+}
+
+// cloneMap returns a new map holding m's entries, with room for extra more.
+func cloneMap(m reflect.Value, extra int) reflect.Value {
+	n := reflect.MakeMapWithSize(m.Type(), m.Len()+extra)
+	addEntries(n, m)
+	return n
+}
+
 // decodeMapEntry adds one element to the map at p (allocating the map if
-// nil), for a struct's inline map.
+// nil), for a struct's inline map, which ownMap has made this decode's own.
 func (c *codec) decodeMapEntry(p unsafe.Pointer, t Type, key, val []byte) error {
 	switch c.mp.fast {
 	case mapStringString:

@@ -91,6 +91,13 @@ type codec struct {
 	// codec, which the minsize and truncate tag options apply to;
 	// reflect.Invalid otherwise.
 	num reflect.Kind
+	// decMethod reports that typ decodes itself through UnmarshalBSON or
+	// UnmarshalBSONValue.
+	decMethod bool
+	// backups holds zeroed values of typ (as unsafe.Pointer) in which
+	// Unmarshal saves a non-zero target while decoding into it, so that
+	// decoding again and again into one value allocates no backup.
+	backups *sync.Pool
 }
 
 // structPlan is the field plan of a struct type.
@@ -139,6 +146,10 @@ const (
 type viaStep struct {
 	offset uintptr
 	elem   reflect.Type
+	// id numbers the distinct pointers of a struct plan (fields promoted
+	// through the same inlined *struct share their hops' ids), so that a
+	// decode copies each pointee once (see fieldPtrOwned).
+	id int
 }
 
 // mapPlan describes how a map type's keys become BSON keys.
@@ -218,6 +229,7 @@ func (pl *planner) codec(t reflect.Type) *codec {
 		return c
 	}
 	c := &codec{typ: t, size: t.Size()}
+	c.backups = &sync.Pool{New: func() any { return reflect.New(t).UnsafePointer() }}
 	pl.pending[t] = c
 	pl.fill(c)
 	return c
@@ -323,10 +335,10 @@ func (pl *planner) fillMethods(c *codec) {
 	switch {
 	case pt.Implements(rtValueUnmarshaler):
 		c.num = reflect.Invalid
-		c.dkind, c.dec = kOther, decValueUnmarshaler(c)
+		c.dkind, c.dec, c.decMethod = kOther, decValueUnmarshaler(c), true
 	case pt.Implements(rtUnmarshaler):
 		c.num = reflect.Invalid
-		c.dkind, c.dec = kOther, decUnmarshaler(c)
+		c.dkind, c.dec, c.decMethod = kOther, decUnmarshaler(c), true
 	}
 	if pt.Implements(rtZeroer) {
 		c.empty = func(p unsafe.Pointer) bool { return box(c.ptrWord, p).(Zeroer).IsZero() }
@@ -554,6 +566,7 @@ func (pl *planner) fillStruct(c *codec) {
 		}
 	}
 	st.inline = inline
+	st.numberHops()
 	if len(st.fields) > 8 {
 		st.byName = make(map[string]int32, len(st.fields))
 		for i := range st.fields {
@@ -688,17 +701,61 @@ func (f *fieldPlan) fieldPtr(base unsafe.Pointer) unsafe.Pointer {
 	return unsafe.Add(base, f.offset)
 }
 
-// fieldPtrAlloc is fieldPtr for decoding: nil inlined *structs on the way
-// are allocated.
-func (f *fieldPlan) fieldPtrAlloc(base unsafe.Pointer) unsafe.Pointer {
-	for _, s := range f.via {
+// numberHops gives each distinct pointer hop of the plan's fields an id. A
+// hop is identified by the offsets leading to it: fields promoted through
+// the same inlined *struct follow the same pointer. Every field's via slice
+// is its own (see promote), so the ids can be written in place.
+func (st *structPlan) numberHops() {
+	ids := map[string]int{}
+	number := func(f *fieldPlan) {
+		var path []byte
+		for i := range f.via {
+			path = strconv.AppendUint(append(path, '.'), uint64(f.via[i].offset), 10)
+			id, ok := ids[string(path)]
+			if !ok {
+				id = len(ids)
+				ids[string(path)] = id
+			}
+			f.via[i].id = id
+		}
+	}
+	for i := range st.fields {
+		number(&st.fields[i])
+	}
+	if st.inline != nil {
+		number(st.inline)
+	}
+}
+
+// fieldPtrOwned is fieldPtr for decoding, which must not write into memory
+// that existed before the decode: the first time a decode of one struct
+// passes an inlined *struct, it replaces the pointer with one to a new
+// copy of the target (or a new zero target when nil). owned records, by
+// hop id, the pointers already replaced; hops numbered past its 64 bits
+// are copied on every pass, which is correct, only slower.
+func (f *fieldPlan) fieldPtrOwned(base unsafe.Pointer, owned *uint64) unsafe.Pointer {
+	for i := range f.via {
+		s := &f.via[i]
 		pp := (*unsafe.Pointer)(unsafe.Add(base, s.offset))
-		if *pp == nil {
-			*pp = reflect.New(s.elem).UnsafePointer()
+		if s.id >= 64 || *owned&(1<<s.id) == 0 {
+			*pp = newCopy(s.elem, *pp)
+			if s.id < 64 {
+				*owned |= 1 << s.id
+			}
 		}
 		base = *pp
 	}
 	return unsafe.Add(base, f.offset)
+}
+
+// newCopy returns a pointer to a new t holding a shallow copy of the t at
+// old, or the zero t when old is nil.
+func newCopy(t reflect.Type, old unsafe.Pointer) unsafe.Pointer {
+	n := reflect.New(t)
+	if old != nil {
+		n.Elem().Set(reflect.NewAt(t, old).Elem())
+	}
+	return n.UnsafePointer()
 }
 
 // find returns the index of the field with the given key, or -1. hint is

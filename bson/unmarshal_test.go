@@ -430,14 +430,17 @@ func TestCodecUnmarshalPointersAndInterfaces(t *testing.T) {
 	if err := Unmarshal(doc, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.P != existing || existing.A != 2 || existing.B != "kept" {
-		t.Errorf("existing pointer not decoded into: %+v", s.P)
+	// Copy-on-write: a non-nil pointer, bare or in an interface, is
+	// replaced by a pointer to an updated copy of its target; the old
+	// target is not written.
+	if s.P == existing || *s.P != (mtInner{A: 2, B: "kept"}) || *existing != (mtInner{A: 1, B: "kept"}) {
+		t.Errorf("existing pointer: got %+v, old target now %+v", s.P, existing)
 	}
-	if s.I != iPtr || s.I.Name() != "x" {
-		t.Errorf("interface holding a pointer: %#v", s.I)
+	if p, ok := s.I.(*utImpl); !ok || p == iPtr.(*utImpl) || p.N != "x" || iPtr.(*utImpl).N != "" {
+		t.Errorf("interface holding a pointer: %#v (old target now %#v)", s.I, iPtr)
 	}
-	if s.E != any(inner) || inner.A != 3 {
-		t.Errorf("empty interface holding a pointer: %#v", s.E)
+	if p, ok := s.E.(*mtInner); !ok || p == inner || *p != (mtInner{A: 3}) || *inner != (mtInner{}) {
+		t.Errorf("empty interface holding a pointer: %#v (old target now %#v)", s.E, inner)
 	}
 	if v, ok := s.V.(utImpl); !ok || v.N != "y" {
 		t.Errorf("interface holding a value: %#v", s.V)
@@ -508,15 +511,20 @@ func TestCodecUnmarshalDoesNotAliasInput(t *testing.T) {
 	}
 }
 
-func TestCodecUnmarshalSliceReuse(t *testing.T) {
+// TestCodecUnmarshalSliceNewBacking: a slice always gets a new backing
+// array, even one with room to spare, and the old one is not written.
+func TestCodecUnmarshalSliceNewBacking(t *testing.T) {
 	backing := []utItem{{"old", 1}, {"old2", 2}, {"old3", 3}}
 	s := struct{ Items []utItem }{backing[:1]}
 	if err := Unmarshal(mustDoc(t, D{{"items", A{D{{"sku", "a"}}, D{{"price", 2.0}}}}}), &s); err != nil {
 		t.Fatal(err)
 	}
 	want := []utItem{{"a", 0}, {"", 2}}
-	if !reflect.DeepEqual(s.Items, want) || &s.Items[0] != &backing[0] {
+	if !reflect.DeepEqual(s.Items, want) || &s.Items[0] == &backing[0] {
 		t.Errorf("got %+v (reused %v)", s.Items, &s.Items[0] == &backing[0])
+	}
+	if !reflect.DeepEqual(backing, []utItem{{"old", 1}, {"old2", 2}, {"old3", 3}}) {
+		t.Errorf("old backing array written: %+v", backing)
 	}
 	if err := Unmarshal(mustDoc(t, D{{"items", A{D{}, D{}, D{}, D{}}}}), &s); err != nil || len(s.Items) != 4 || &s.Items[0] == &backing[0] {
 		t.Errorf("grow: %+v %v", s.Items, err)
