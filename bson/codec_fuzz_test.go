@@ -150,25 +150,40 @@ func FuzzUnmarshalStruct(f *testing.F) {
 		if fast != valid {
 			t.Fatalf("validator fast path = %v, detailed path = %v", fast, valid)
 		}
+		// Unmarshal is atomic whatever the target holds: start from a
+		// zero value (decoded in place), one set field, or a value with
+		// every slice, map and pointer set (decoded copy-on-write).
 		var r1 fzDoc
-		r1.S = "untouched"
+		switch len(data) % 3 {
+		case 1:
+			r1.S = "untouched"
+		case 2:
+			r1 = fzSample()
+		}
+		before := fingerprint(&r1)
+		held := r1 // shares every reference r1 holds
+		heldBefore := fingerprint(&held)
 		err := Unmarshal(data, &r1)
 		if !valid {
 			var de *DecodeError
 			if !errors.As(err, &de) {
 				t.Fatalf("invalid BSON: Unmarshal returned %v, want *DecodeError", err)
 			}
-			if r1.S != "untouched" {
-				t.Fatal("invalid BSON changed the target")
-			}
-			return
-		}
-		if err != nil {
+		} else if err != nil {
 			var ute *UnmarshalTypeError
 			if !errors.As(err, &ute) {
 				t.Fatalf("valid BSON: Unmarshal returned %T %v, want *UnmarshalTypeError", err, err)
 			}
+		}
+		if err != nil {
+			if after := fingerprint(&r1); after != before {
+				t.Fatalf("failed Unmarshal (%v) changed the target:\nbefore %s\n after %s", err, before, after)
+			}
 			return
+		}
+		// On success too, nothing the target held before was written.
+		if after := fingerprint(&held); after != heldBefore {
+			t.Fatalf("Unmarshal wrote into memory the target held:\nbefore %s\n after %s", heldBefore, after)
 		}
 		b1, err := Marshal(&r1)
 		if err != nil {
