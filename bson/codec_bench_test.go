@@ -118,3 +118,25 @@ func BenchmarkMarshalAppendStruct(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUnmarshalStructReuse decodes again and again into one populated
+// struct: the cost of atomicity (the target is copied, its slices and maps
+// are replaced rather than reused) on top of a fresh decode.
+func BenchmarkUnmarshalStructReuse(b *testing.B) {
+	o := benchSampleOrder()
+	doc, err := Marshal(&o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var v benchOrder
+	if err := Unmarshal(doc, &v); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Unmarshal(doc, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
