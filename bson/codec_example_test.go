@@ -95,6 +95,34 @@ func ExampleUnmarshal_typeError() {
 	// bson: cannot decode string at "items.1.price" into Go type float64
 }
 
+// A failed Unmarshal changes nothing, not even fields decoded before the
+// error; and decoding never writes into memory the target shares with
+// others, so a copy of the value keeps seeing its old contents.
+func ExampleUnmarshal_atomic() {
+	p := codecPerson{Name: "Ada", Tags: []string{"math"}, Labels: map[string]string{"era": "1840s"}}
+	doc, _ := bson.Marshal(bson.D{
+		{Key: "name", Value: "Grace"},
+		{Key: "tags", Value: bson.A{"navy"}},
+		{Key: "age", Value: "eighty-five"}, // not an int
+	})
+	err := bson.Unmarshal(doc, &p)
+	fmt.Println(err != nil, p.Name, p.Tags)
+
+	shared := p // shares p's slice and map
+	doc, _ = bson.Marshal(bson.D{
+		{Key: "tags", Value: bson.A{"navy"}},
+		{Key: "labels", Value: bson.D{{Key: "lang", Value: "COBOL"}}},
+	})
+	if err := bson.Unmarshal(doc, &p); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.Tags, len(p.Labels), shared.Tags, len(shared.Labels))
+	// Output:
+	// true Ada [math]
+	// [navy] 2 [math] 1
+}
+
 // Inline flattens a struct into its parent, and an inline map collects the
 // keys no field claims.
 func ExampleMarshal_inline() {
