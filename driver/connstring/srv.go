@@ -150,10 +150,12 @@ func LookupSRVHosts(ctx context.Context, r Resolver, host, service string) ([]st
 		if a == nil {
 			continue
 		}
-		target := normalizeHost(a.Target)
-		if err := CheckSRVTarget(host, target); err != nil {
+		// Check the name as DNS returned it; normalising first would
+		// strip a trailing dot twice and hide an empty label.
+		if err := CheckSRVTarget(host, a.Target); err != nil {
 			return nil, &SRVError{Name: name, Reason: err.Error()}
 		}
+		target := normalizeHost(a.Target)
 		if a.Port == 0 {
 			return nil, &SRVError{Name: name, Reason: "SRV target " + strconv.Quote(target) + " has port 0"}
 		}
@@ -183,6 +185,9 @@ func CheckSRVTarget(srvHost, target string) error {
 	if target == "" {
 		// RFC 2782: a target of "." means the service is not offered here.
 		return errors.New("SRV target \".\" means the service is not available")
+	}
+	if strings.HasPrefix(target, ".") || strings.HasSuffix(target, ".") || strings.Contains(target, "..") {
+		return errors.New("SRV target " + strconv.Quote(target) + " has an empty label")
 	}
 	domain := srvHost
 	if strings.Count(srvHost, ".") >= 2 {

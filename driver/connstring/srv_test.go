@@ -938,3 +938,26 @@ func FuzzSeedlist(f *testing.F) {
 		}
 	})
 }
+
+// An SRV target with an empty label is malformed, whichever way it is
+// checked (found by FuzzSeedlist: "0.Com.." passed the lookup because the
+// trailing dot was stripped twice).
+func TestSRVTargetEmptyLabel(t *testing.T) {
+	for _, target := range []string{"0.Com..", "a..example.com", ".example.com", "x.example.com.."} {
+		host := "example.com"
+		if target == "0.Com.." {
+			host = "Com"
+		}
+		if err := connstring.CheckSRVTarget(host, target); err == nil {
+			t.Errorf("CheckSRVTarget(%q, %q) accepted an empty label", host, target)
+		}
+		r := scripted{srv: oneSRV(target, 27017)}
+		c := &connstring.ConnString{Scheme: connstring.SchemeSRV, Hosts: []string{host}}
+		if _, err := connstring.LookupSeedlist(context.Background(), c, r); err == nil {
+			t.Errorf("LookupSeedlist accepted SRV target %q for %q", target, host)
+		}
+	}
+	if err := connstring.CheckSRVTarget("example.com", "a.example.com."); err != nil {
+		t.Errorf("a fully qualified target with one trailing dot: %v", err)
+	}
+}
