@@ -241,12 +241,13 @@ func ClientOptionsFromURI(uri string) (*ClientOptions, error) {
 // AuthMechanismProperties) and the username/password pair are replaced
 // whole, never merged element by element.
 //
-// connstring.Parse validates the URI on its own, so a URI that is valid
-// only with options from code (readPreferenceTags in the URI with the
-// read preference mode in code, say) is rejected here; keep the options
-// that depend on each other together.
+// ApplyURI reports what is wrong with the URI by itself: its syntax, each
+// value, and the credential. The rules that tie options together run in
+// Validate and Resolve, on the combination of code and URI, so a URI may
+// rely on an option set in code (readPreferenceTags in the URI with the
+// read preference mode in code, say), whatever the order of the calls.
 func (o *ClientOptions) ApplyURI(uri string) error {
-	c, err := connstring.Parse(uri, connstring.WithWarnings(o.OnWarning))
+	c, err := connstring.Parse(uri, connstring.WithWarnings(o.OnWarning), connstring.WithDeferredChecks())
 	if err != nil {
 		return wrapConnStringError(err)
 	}

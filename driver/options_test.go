@@ -592,14 +592,60 @@ func TestApplyURI(t *testing.T) {
 			t.Errorf("got %v: want only the second URI", c)
 		}
 	})
-	t.Run("a URI is validated on its own", func(t *testing.T) {
-		// The code's read preference cannot make the URI's tags valid:
-		// Parse checks the URI alone (see ApplyURI).
-		o := &ClientOptions{ReadPreference: "secondary"}
-		err := o.ApplyURI("mongodb://a/?readPreferenceTags=dc:ny")
-		var oe *OptionError
-		if !errors.As(err, &oe) || oe.Option != "readPreferenceTags" {
-			t.Fatalf("error %v, want one naming readPreferenceTags", err)
+	t.Run("a URI may rely on an option set in code, in either order", func(t *testing.T) {
+		before := &ClientOptions{ReadPreference: "secondary"}
+		if err := before.ApplyURI("mongodb://a/?readPreferenceTags=dc:ny"); err != nil {
+			t.Fatalf("ApplyURI: %v", err)
+		}
+		after := &ClientOptions{}
+		if err := after.ApplyURI("mongodb://a/?readPreferenceTags=dc:ny"); err != nil {
+			t.Fatalf("ApplyURI: %v", err)
+		}
+		after.ReadPreference = "secondary"
+		for _, o := range []*ClientOptions{before, after} {
+			c, err := o.Resolve(context.Background())
+			if err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			if c.ReadPreference != "secondary" || len(c.ReadPreferenceTags) != 1 || c.ReadPreferenceTags[0]["dc"] != "ny" {
+				t.Errorf("read preference %q tags %v", c.ReadPreference, c.ReadPreferenceTags)
+			}
+		}
+	})
+	t.Run("conflicts are reported by Validate on the combination", func(t *testing.T) {
+		for uri, option := range map[string]string{
+			"mongodb://a/?readPreferenceTags=dc:ny":       "readPreferenceTags",
+			"mongodb://a,b/?directConnection=true":        "directConnection",
+			"mongodb://a/?loadBalanced=true&replicaSet=r": "loadBalanced",
+		} {
+			o := &ClientOptions{}
+			if err := o.ApplyURI(uri); err != nil {
+				t.Fatalf("ApplyURI(%s): %v", uri, err)
+			}
+			var oe *OptionError
+			if err := o.Validate(); !errors.As(err, &oe) || oe.Option != option {
+				t.Errorf("Validate after %s: %v, want an error naming %s", uri, err, option)
+			}
+			if _, err := o.Resolve(context.Background()); !errors.As(err, &oe) || oe.Option != option {
+				t.Errorf("Resolve after %s: %v, want an error naming %s", uri, err, option)
+			}
+		}
+	})
+	t.Run("ApplyURI still rejects bad values and credentials", func(t *testing.T) {
+		for _, uri := range []string{
+			"mongodb://a/?authMechanism=MONGODB-X509&authSource=admin",
+			"mongodb://u:p@a/?authMechanism=MONGODB-X509",
+			"mongodb://a:99999",
+		} {
+			o := &ClientOptions{}
+			err := o.ApplyURI(uri)
+			var oe *OptionError
+			if !errors.As(err, &oe) {
+				t.Errorf("ApplyURI(%s) = %v, want an *OptionError", uri, err)
+			}
+			if o.URI != nil {
+				t.Errorf("ApplyURI(%s) stored the URI despite the error", uri)
+			}
 		}
 	})
 	t.Run("warnings reach OnWarning", func(t *testing.T) {

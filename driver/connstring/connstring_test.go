@@ -566,3 +566,22 @@ func TestCredentialExternalSourceWins(t *testing.T) {
 		t.Errorf("source %q, want $external", cred.Source)
 	}
 }
+
+func TestParseDeferredChecks(t *testing.T) {
+	// The cross-option rule is skipped and left to Validate...
+	c, err := Parse("mongodb://a,b/?directConnection=true", WithDeferredChecks())
+	if err != nil {
+		t.Fatalf("Parse with deferred checks: %v", err)
+	}
+	var e *Error
+	if err := c.Validate(); !errors.As(err, &e) || e.Option != "directConnection" {
+		t.Errorf("Validate = %v, want the directConnection conflict", err)
+	}
+	if _, err := Parse("mongodb://a,b/?directConnection=true"); err == nil {
+		t.Error("Parse without deferred checks accepted directConnection with two hosts")
+	}
+	// ...but the credential's own rules still run at parse time.
+	if _, err := Parse("mongodb://u:p@a/?authMechanism=MONGODB-X509", WithDeferredChecks()); !errors.As(err, &e) {
+		t.Errorf("deferred Parse accepted an X509 password: %v", err)
+	}
+}

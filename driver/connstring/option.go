@@ -7,6 +7,7 @@ type parseConfig struct {
 	warn         func(Warning)
 	strict       bool
 	oidcCallback bool
+	deferChecks  bool
 }
 
 // WithWarnings calls fn, in URI order, for each Warning (unknown options,
@@ -14,6 +15,17 @@ type parseConfig struct {
 // dropped.
 func WithWarnings(fn func(Warning)) Option {
 	return func(c *parseConfig) { c.warn = fn }
+}
+
+// WithDeferredChecks skips, at parse time, the rules that tie options
+// together (directConnection with several hosts, loadBalanced with
+// replicaSet, tags with a primary read preference, ...). It is for callers
+// that combine the result with options from elsewhere and then call
+// Validate on the combination, as driver.ClientOptions does: a URI may
+// rely on an option set in code. Each value's own checks and the
+// credential's checks still run.
+func WithDeferredChecks() Option {
+	return func(c *parseConfig) { c.deferChecks = true }
 }
 
 // WithStrict makes an invalid option value an *Error instead of an

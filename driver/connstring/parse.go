@@ -499,6 +499,9 @@ func (p *parser) finish() error {
 			return err
 		}
 	}
+	if p.cfg.deferChecks {
+		return p.c.validateAuth(p.userinfo, p.cfg.oidcCallback)
+	}
 	return p.c.validate(len(p.c.Hosts), p.userinfo, p.cfg.oidcCallback)
 }
 
