@@ -26,16 +26,22 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
+	return offsetError("bson: invalid BSON at byte ", e.Offset, e.Path, e.Reason)
+}
+
+// offsetError formats the errors that point at a byte of their input:
+// "<prefix><offset> (field "<path>"): <reason>".
+func offsetError(prefix string, offset int, path, reason string) string {
 	var b strings.Builder
-	b.WriteString("bson: invalid BSON at byte ")
-	b.WriteString(strconv.Itoa(e.Offset))
-	if e.Path != "" {
+	b.WriteString(prefix)
+	b.WriteString(strconv.Itoa(offset))
+	if path != "" {
 		b.WriteString(" (field \"")
-		b.WriteString(e.Path)
+		b.WriteString(path)
 		b.WriteString("\")")
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Reason)
+	b.WriteString(reason)
 	return b.String()
 }
 

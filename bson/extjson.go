@@ -2,7 +2,6 @@ package bson
 
 import (
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -24,17 +23,7 @@ type ExtJSONError struct {
 // Error formats the error as "bson: invalid Extended JSON at byte N (field
 // "path"): reason".
 func (e *ExtJSONError) Error() string {
-	var b strings.Builder
-	b.WriteString("bson: invalid Extended JSON at byte ")
-	b.WriteString(strconv.Itoa(e.Offset))
-	if e.Path != "" {
-		b.WriteString(" (field \"")
-		b.WriteString(e.Path)
-		b.WriteString("\")")
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	return b.String()
+	return offsetError("bson: invalid Extended JSON at byte ", e.Offset, e.Path, e.Reason)
 }
 
 // ejErr builds an *ExtJSONError; the path is filled in as the error
