@@ -189,6 +189,11 @@ func CheckSRVTarget(srvHost, target string) error {
 	if strings.HasPrefix(target, ".") || strings.HasSuffix(target, ".") || strings.Contains(target, "..") {
 		return errors.New("SRV target " + strconv.Quote(target) + " has an empty label")
 	}
+	// A target becomes a seed host, so it must pass the same host-name
+	// rules as a host written in the URI.
+	if why := checkHostName(target); why != "" {
+		return errors.New("SRV target " + strconv.Quote(target) + " is not a host name: " + why)
+	}
 	domain := srvHost
 	if strings.Count(srvHost, ".") >= 2 {
 		domain = srvHost[strings.IndexByte(srvHost, '.')+1:]

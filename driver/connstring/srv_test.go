@@ -939,13 +939,14 @@ func FuzzSeedlist(f *testing.F) {
 	})
 }
 
-// An SRV target with an empty label is malformed, whichever way it is
-// checked (found by FuzzSeedlist: "0.Com.." passed the lookup because the
-// trailing dot was stripped twice).
-func TestSRVTargetEmptyLabel(t *testing.T) {
-	for _, target := range []string{"0.Com..", "a..example.com", ".example.com", "x.example.com.."} {
+// An SRV target with an empty label or a character no host name may hold
+// is rejected, whichever way it is checked (found by FuzzSeedlist: "0.Com.."
+// passed because the trailing dot was stripped twice, and "].Com" became
+// the unusable seed "].com:27017").
+func TestSRVTargetMalformed(t *testing.T) {
+	for _, target := range []string{"0.Com..", "a..example.com", ".example.com", "x.example.com..", "].Com", "a b.example.com", "[::1].example.com"} {
 		host := "example.com"
-		if target == "0.Com.." {
+		if target == "0.Com.." || target == "].Com" {
 			host = "Com"
 		}
 		if err := connstring.CheckSRVTarget(host, target); err == nil {
