@@ -901,7 +901,8 @@ func TestNetResolver(t *testing.T) {
 // FuzzSeedlist feeds arbitrary SRV host names, targets and TXT records
 // through discovery: it must never panic; a target it accepts must lie in
 // the host's domain; TXT records may set only the three allowed options;
-// and errors about a TXT record never echo a value after "password".
+// and errors about a TXT record never echo the value of an option whose
+// name ends in "password".
 func FuzzSeedlist(f *testing.F) {
 	f.Add("cluster0.example.com", "a.example.com.", uint16(27017), "replicaSet=rs&authSource=admin")
 	f.Add("localhost", "localhost", uint16(1), "loadBalanced=true")
@@ -909,12 +910,13 @@ func FuzzSeedlist(f *testing.F) {
 	f.Add("a.b.c", ".", uint16(0), "ssl=false")
 	f.Add("x", "y.x", uint16(5), "proxyPassword=hunter2&replicaSet=%zz")
 	f.Fuzz(func(t *testing.T, host, target string, port uint16, txt string) {
+		txt, check := markPasswords(host, target, txt)
 		r := scripted{srv: oneSRV(target, port), txt: txtRecords(txt)}
 		c := &connstring.ConnString{Scheme: connstring.SchemeSRV, Hosts: []string{host}}
 		s, err := connstring.LookupSeedlist(context.Background(), c, r)
 		if err != nil {
-			if strings.Contains(txt, "Password=hunter2") && strings.Contains(err.Error(), "hunter2") {
-				t.Fatalf("error echoes a secret: %v", err)
+			if check && strings.Contains(err.Error(), "SECRET") {
+				t.Fatalf("error echoes a password value: %v", err)
 			}
 			return
 		}
@@ -961,4 +963,24 @@ func TestSRVTargetMalformed(t *testing.T) {
 	if err := connstring.CheckSRVTarget("example.com", "a.example.com."); err != nil {
 		t.Errorf("a fully qualified target with one trailing dot: %v", err)
 	}
+}
+
+// marker is put in front of every password value FuzzSeedlist feeds in, so
+// that an echoed secret is recognisable whatever the fuzzer chose.
+const marker = "\x01SECRET\x02"
+
+// markPasswords prefixes the value of every "...password=" pair in txt with
+// marker, and reports whether marker occurs nowhere else in the input.
+func markPasswords(host, target, txt string) (string, bool) {
+	if strings.Contains(host+target+txt, "SECRET") {
+		return txt, false
+	}
+	pairs := strings.Split(txt, "&")
+	for i, pair := range pairs {
+		k, v, ok := strings.Cut(pair, "=")
+		if ok && strings.HasSuffix(strings.ToLower(k), "password") {
+			pairs[i] = k + "=" + marker + v
+		}
+	}
+	return strings.Join(pairs, "&"), true
 }
