@@ -226,7 +226,10 @@ func Decompress(dst, msg []byte, maxSize int) ([]byte, error) {
 			" bytes, uncompressedSize is "+itoa(size))
 	}
 	dst = dst[:len(dst)+size]
-	return FinishMessage(dst, start, false), nil
+	// Only the length is patched: FinishMessage would touch an OP_MSG's
+	// checksumPresent flag, and the original bytes must come back as sent.
+	binary.LittleEndian.PutUint32(dst[start:], uint32(len(dst)-start))
+	return dst, nil
 }
 
 const maxInt32 = 1<<31 - 1
@@ -315,31 +318,29 @@ func zlibDecompress(out, src []byte) (int, error) {
 		return 0, err
 	}
 	defer zlibReaders.Put(r)
-	n := 0
-	for n < len(out) {
+	n, eof := 0, false
+	for !eof && n < len(out) {
 		m, err := r.zr.Read(out[n:])
 		n += m
 		if err == io.EOF {
-			// The stream ended (and its Adler-32 checked) before the
-			// declared size; the caller reports both sizes.
-			return n, nil
-		}
-		if err != nil {
+			// The stream ended and its Adler-32 checked out.
+			eof = true
+		} else if err != nil {
 			return n, err
 		}
 	}
-	// The stream must end exactly here; reading to EOF also verifies the
-	// Adler-32 trailer. One byte more is enough to tell a longer stream.
+	// A full buffer must coincide with the end of the stream: read on
+	// (one byte is enough to tell a longer stream) until EOF, which also
+	// verifies the Adler-32 trailer.
 	var one [1]byte
-	for {
+	for !eof {
 		m, err := r.zr.Read(one[:])
 		if m > 0 {
-			return n + m, nil
+			return n + m, nil // longer than declared; the caller reports it
 		}
 		if err == io.EOF {
-			break
-		}
-		if err != nil {
+			eof = true
+		} else if err != nil {
 			return n, err
 		}
 	}
