@@ -1,0 +1,314 @@
+package conn
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/internal/wire"
+)
+
+// Request is one command to send.
+type Request struct {
+	// DB is the database; it goes into the command as "$db".
+	DB string
+	// Command is the command document without "$db". Its first key names
+	// the command.
+	Command bson.Raw
+	// Sequences are kind-1 sections, e.g. the documents of an insert.
+	// The caller splits batches (wire.SplitBatch) before building them.
+	Sequences []wire.Sequence
+	// MoreToCome asks the server not to reply: an unacknowledged write.
+	// Send returns once the message is written.
+	MoreToCome bool
+	// ExhaustAllowed lets the server answer with a stream of replies
+	// (moreToCome set on each but the last), read with Receive.
+	ExhaustAllowed bool
+}
+
+// Reply is one reply message. Body aliases a pooled buffer: it is valid
+// until Release, which the caller must call once done with it.
+type Reply struct {
+	Body bson.Raw
+	// MoreToCome is set when the server will send another reply to the
+	// same request without being asked (exhaust).
+	MoreToCome bool
+	// RequestID and ResponseTo are the reply's header fields.
+	RequestID, ResponseTo int32
+	// Compressed tells whether the reply arrived as OP_COMPRESSED.
+	Compressed bool
+
+	buf  *wire.Buffer
+	dbuf *[]byte
+}
+
+// Release returns the reply's buffer to the pool. Body must not be used
+// afterwards. Release on a nil Reply does nothing.
+func (r *Reply) Release() {
+	if r == nil {
+		return
+	}
+	if r.buf != nil {
+		r.buf.Release()
+		r.buf = nil
+	}
+	if r.dbuf != nil {
+		putBuf(r.dbuf)
+		r.dbuf = nil
+	}
+	r.Body = nil
+}
+
+// Pooled message buffers; those that grew past maxPooled are dropped so one
+// huge message does not pin memory.
+const maxPooled = 1 << 20
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuf(b *[]byte) {
+	if cap(*b) > maxPooled {
+		return
+	}
+	*b = (*b)[:0]
+	bufPool.Put(b)
+}
+
+// MessageSizeError says a message to send exceeds the server's
+// maxMessageSizeBytes; nothing was sent and the connection stays usable.
+type MessageSizeError struct {
+	Size, Max int
+}
+
+func (e *MessageSizeError) Error() string {
+	return fmt.Sprintf("conn: message of %d bytes exceeds the server's maxMessageSizeBytes %d", e.Size, e.Max)
+}
+
+// commandName returns the first key of cmd, or "".
+func commandName(cmd bson.Raw) string {
+	it := cmd.Iter()
+	if it.Next() {
+		return it.Key()
+	}
+	return ""
+}
+
+// appendCommand builds the OP_MSG for req into dst.
+func appendCommand(dst []byte, requestID int32, req *Request) ([]byte, error) {
+	if len(req.Command) < 5 || req.Command[len(req.Command)-1] != 0 {
+		return dst, errors.New("conn: command is not a BSON document")
+	}
+	var flags wire.Flags
+	if req.MoreToCome {
+		flags |= wire.MoreToCome
+	}
+	if req.ExhaustAllowed {
+		flags |= wire.ExhaustAllowed
+	}
+	start, b := wire.AppendHeaderStart(dst, requestID, 0, wire.OpMsg)
+	b = wire.AppendMsgFlags(b, flags)
+	b = append(b, 0) // section kind 0: the body
+	docStart := len(b)
+	b = append(b, req.Command[:len(req.Command)-1]...)
+	if req.DB != "" {
+		b = bson.AppendStringElement(b, "$db", req.DB)
+	}
+	b = append(b, 0)
+	binary.LittleEndian.PutUint32(b[docStart:], uint32(len(b)-docStart))
+	for _, s := range req.Sequences {
+		var ss int
+		ss, b = wire.AppendSequenceStart(b, s.Identifier)
+		for _, d := range s.Docs {
+			b = append(b, d...)
+		}
+		b = wire.FinishSequence(b, ss)
+	}
+	return wire.FinishMessage(b, start, false), nil
+}
+
+// Send writes req. With req.MoreToCome no reply follows; otherwise read it
+// with Receive. Most callers want Command.
+func (c *Conn) Send(ctx context.Context, req *Request) error {
+	_, err := c.send(ctx, req, c.cfg.SocketTimeout)
+	return err
+}
+
+func (c *Conn) send(ctx context.Context, req *Request, socketTimeout time.Duration) (int32, error) {
+	if c.closed.Load() {
+		return 0, ErrClosed
+	}
+	if c.streaming {
+		return 0, errors.New("conn: the server is still streaming replies to an exhaust request; Receive them first")
+	}
+	id := c.reqID()
+	bp := getBuf()
+	defer putBuf(bp)
+	msg, err := appendCommand((*bp)[:0], id, req)
+	*bp = msg
+	if err != nil {
+		return 0, err
+	}
+	if c.comp != wire.CompressorNoop && wire.Compressible(commandName(req.Command)) {
+		cp := getBuf()
+		defer putBuf(cp)
+		out, err := wire.Compress((*cp)[:0], msg, c.comp, c.cfg.ZlibLevel)
+		*cp = out
+		if err != nil {
+			return 0, fmt.Errorf("conn: compress with %s: %w", c.comp, err)
+		}
+		msg = out
+	}
+	if max := int(c.hello.MaxMessageSizeBytes); max > 0 && len(msg) > max {
+		return 0, &MessageSizeError{Size: len(msg), Max: max}
+	}
+	if err := c.write(ctx, msg, socketTimeout); err != nil {
+		return 0, err
+	}
+	if !req.MoreToCome {
+		c.expect = id
+	}
+	return id, nil
+}
+
+func (c *Conn) write(ctx context.Context, msg []byte, socketTimeout time.Duration) error {
+	stop, err := c.deadline(ctx, socketTimeout)
+	if err != nil {
+		return c.fail("write", err)
+	}
+	_, err = c.nc.Write(msg)
+	if stop != nil {
+		stop()
+	}
+	if err != nil {
+		if c.closed.Load() && !isTimeout(err) && ctx.Err() == nil {
+			return ErrClosed
+		}
+		return c.fail("write", ioErr(ctx, err))
+	}
+	return nil
+}
+
+// Receive reads the next reply: the answer to the last Send, or the next
+// reply of an exhaust stream. The reply is checked against the request it
+// answers; a reply to something else, a malformed message or a checksum
+// mismatch closes the connection.
+func (c *Conn) Receive(ctx context.Context) (*Reply, error) {
+	return c.receive(ctx, c.cfg.SocketTimeout, c.expect)
+}
+
+func (c *Conn) receive(ctx context.Context, socketTimeout time.Duration, responseTo int32) (*Reply, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	stop, err := c.deadline(ctx, socketTimeout)
+	if err != nil {
+		return nil, c.fail("read", err)
+	}
+	buf, err := wire.ReadMessage(c.br, c.maxSize)
+	if stop != nil {
+		stop()
+	}
+	if err != nil {
+		if c.closed.Load() && !isTimeout(err) && ctx.Err() == nil {
+			return nil, ErrClosed
+		}
+		return nil, c.fail("read", ioErr(ctx, err))
+	}
+	r, err := c.decode(buf, responseTo)
+	if err != nil {
+		buf.Release()
+		return nil, c.fail("decode", err)
+	}
+	c.streaming = r.MoreToCome
+	if r.MoreToCome {
+		c.expect = r.RequestID
+	}
+	return r, nil
+}
+
+func (c *Conn) decode(buf *wire.Buffer, responseTo int32) (*Reply, error) {
+	h, err := wire.ParseHeader(buf.B)
+	if err != nil {
+		return nil, err
+	}
+	if h.ResponseTo != responseTo {
+		return nil, fmt.Errorf("reply answers request %d, want %d", h.ResponseTo, responseTo)
+	}
+	r := &Reply{RequestID: h.RequestID, ResponseTo: h.ResponseTo, buf: buf}
+	msg := buf.B
+	if h.OpCode == wire.OpCompressed {
+		dp := getBuf()
+		out, err := wire.Decompress((*dp)[:0], msg, c.maxSize)
+		*dp = out
+		if err != nil {
+			putBuf(dp)
+			return nil, err
+		}
+		r.dbuf, r.Compressed = dp, true
+		msg = out
+		if h, err = wire.ParseHeader(msg); err != nil {
+			r.Release()
+			return nil, err
+		}
+	}
+	switch h.OpCode {
+	case wire.OpMsg:
+		m, err := wire.ParseMsg(msg)
+		if err != nil {
+			r.Release()
+			return nil, err
+		}
+		if len(m.Sequences) > 0 {
+			r.Release()
+			return nil, errors.New("reply has document sequences, which no command reply uses")
+		}
+		r.Body = m.Body
+		r.MoreToCome = m.Flags&wire.MoreToCome != 0
+	default:
+		r.Release()
+		return nil, fmt.Errorf("reply has opcode %s, want OP_MSG", h.OpCode)
+	}
+	return r, nil
+}
+
+// Command sends req and reads its reply. The error is a *CommandError when
+// the server refused the command (the reply is then released and nil), or
+// a *WriteConcernError alongside a non-nil reply when the write happened
+// without the requested acknowledgement. Network failures close the
+// connection. With req.MoreToCome, Command returns (nil, nil) once the
+// message is written.
+func (c *Conn) Command(ctx context.Context, req *Request) (*Reply, error) {
+	id, err := c.send(ctx, req, c.cfg.SocketTimeout)
+	if err != nil || req.MoreToCome {
+		return nil, err
+	}
+	r, err := c.receive(ctx, c.cfg.SocketTimeout, id)
+	if err != nil {
+		return nil, err
+	}
+	switch rerr := ReplyError(r.Body).(type) {
+	case nil:
+		return r, nil
+	case *WriteConcernError:
+		return r, rerr
+	default:
+		r.Release()
+		return nil, rerr
+	}
+}
+
+// RunCommand runs cmd on db and returns a copy of the reply body; a
+// refusal comes back as *CommandError. Authentication uses it.
+func (c *Conn) RunCommand(ctx context.Context, db string, cmd bson.Raw) (bson.Raw, error) {
+	r, err := c.Command(ctx, &Request{DB: db, Command: cmd})
+	if r == nil {
+		return nil, err
+	}
+	defer r.Release()
+	return append(bson.Raw(nil), r.Body...), err
+}

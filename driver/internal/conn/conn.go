@@ -1,0 +1,252 @@
+package conn
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/internal/auth"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
+	"github.com/mongoscope/mongoscope/internal/wire"
+)
+
+// Dialer opens the byte stream; *net.Dialer is one.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// Config describes how to open one connection. The zero value of each
+// field is a usable default, except Address.
+type Config struct {
+	// Address is "host:port", "[ipv6]:port" or the path of a Unix domain
+	// socket (it ends in ".sock").
+	Address string
+	// ConnectTimeout bounds dialling, the TLS handshake, the MongoDB
+	// handshake and authentication together (connectTimeoutMS); 0 means
+	// only the context bounds them.
+	ConnectTimeout time.Duration
+	// SocketTimeout bounds each read and write after the handshake
+	// (socketTimeoutMS); 0 means only the context bounds them.
+	SocketTimeout time.Duration
+	// KeepAlive is the TCP keepalive idle time; 0 means two minutes, the
+	// value the specifications recommend, and negative turns it off.
+	KeepAlive time.Duration
+	// Dialer replaces the standard dialer, e.g. for a SOCKS5 proxy.
+	Dialer Dialer
+	// TLS, when set, wraps the stream; it should come from
+	// tlsconfig.ForHost so its server name matches Address.
+	TLS *tls.Config
+
+	// Handshake holds the appname, compressors, loadBalanced and server
+	// API; Metadata is the client document built once per client by
+	// handshake.Metadata (nil builds it here).
+	Handshake handshake.Options
+	Metadata  bson.Raw
+	// Credential, when set, authenticates the connection.
+	Credential *auth.Credential
+	// ZlibLevel is zlibCompressionLevel, -1 through 9; used only when
+	// zlib is negotiated. The zero value means level 0 (no compression
+	// but zlib framing), so callers should pass -1 for the default.
+	ZlibLevel int
+
+	// ID is the driver's id for this connection, unique within its pool;
+	// 0 takes the next value of a process-wide counter.
+	ID int64
+	// RequestID, when set, supplies message request ids; tests use it to
+	// make the bytes on the wire predictable.
+	RequestID func() int32
+}
+
+var (
+	connIDs    atomic.Int64
+	requestIDs atomic.Int32
+)
+
+func nextRequestID() int32 { return requestIDs.Add(1) }
+
+// Conn is one established, handshaken connection. It carries one request
+// at a time: the caller (the pool) owns it exclusively between check-out
+// and check-in. Close may be called from any goroutine.
+type Conn struct {
+	cfg     Config
+	id      int64
+	addr    string
+	nc      net.Conn
+	br      *bufio.Reader
+	hello   handshake.Reply
+	comp    wire.Compressor
+	maxSize int
+	reqID   func() int32
+
+	// streaming is set while the server is sending moreToCome replies
+	// that answer an earlier exhaust request.
+	streaming bool
+	// expect is the request id the next reply must answer.
+	expect int32
+
+	closeOnce sync.Once
+	closed    atomic.Bool
+	closeErr  error
+}
+
+// ID returns the driver's id for the connection.
+func (c *Conn) ID() int64 { return c.id }
+
+// Address returns the address the connection was opened to.
+func (c *Conn) Address() string { return c.addr }
+
+// Hello returns the server's reply to the handshake.
+func (c *Conn) Hello() *handshake.Reply { return &c.hello }
+
+// Compressor returns the compressor negotiated in the handshake, or
+// wire.CompressorNoop.
+func (c *Conn) Compressor() wire.Compressor { return c.comp }
+
+// Streaming reports whether the server has more replies coming for an
+// exhaust request: the next call must be Receive, not Send.
+func (c *Conn) Streaming() bool { return c.streaming }
+
+// Closed reports whether the connection is closed.
+func (c *Conn) Closed() bool { return c.closed.Load() }
+
+// Close closes the connection. It is safe to call more than once and from
+// any goroutine; a read or write in progress fails with ErrClosed.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		c.closeErr = c.nc.Close()
+	})
+	return c.closeErr
+}
+
+// fail closes the connection and wraps err as a NetworkError.
+func (c *Conn) fail(op string, err error) error {
+	_ = c.Close()
+	var ne *NetworkError
+	if errors.As(err, &ne) {
+		return err
+	}
+	return &NetworkError{Op: op, Address: c.addr, ConnID: c.id, Err: err, timeout: isTimeout(err)}
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
+// Dial opens, handshakes and authenticates a connection to cfg.Address.
+// ctx bounds the whole establishment, as does cfg.ConnectTimeout. On any
+// failure nothing is left open.
+func Dial(ctx context.Context, cfg Config) (*Conn, error) {
+	if cfg.Address == "" {
+		return nil, &NetworkError{Op: "dial", Err: errors.New("no address")}
+	}
+	if cfg.ConnectTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.ConnectTimeout)
+		defer cancel()
+	}
+	id := cfg.ID
+	if id == 0 {
+		id = connIDs.Add(1)
+	}
+	network := "tcp"
+	if strings.HasSuffix(cfg.Address, ".sock") {
+		network = "unix"
+	}
+	d := cfg.Dialer
+	if d == nil {
+		nd := &net.Dialer{}
+		switch {
+		case cfg.KeepAlive < 0:
+			nd.KeepAlive = -1
+		default:
+			idle := cfg.KeepAlive
+			if idle == 0 {
+				idle = 2 * time.Minute
+			}
+			nd.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: idle, Interval: 10 * time.Second, Count: 9}
+		}
+		d = nd
+	}
+	nc, err := d.DialContext(ctx, network, cfg.Address)
+	if err != nil {
+		return nil, &NetworkError{Op: "dial", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)}
+	}
+	if cfg.TLS != nil {
+		tc := tls.Client(nc, cfg.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = nc.Close()
+			return nil, &NetworkError{Op: "tls", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)}
+		}
+		nc = tc
+	}
+	c := &Conn{
+		cfg:     cfg,
+		id:      id,
+		addr:    cfg.Address,
+		nc:      nc,
+		br:      bufio.NewReaderSize(nc, 16<<10),
+		maxSize: wire.DefaultMaxMessageSize,
+		reqID:   cfg.RequestID,
+	}
+	if c.reqID == nil {
+		c.reqID = nextRequestID
+	}
+	if err := c.handshake(ctx); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// deadline arms the stream's deadline for one exchange: the earlier of the
+// context's deadline and the socket timeout. A context that can be
+// cancelled without a deadline interrupts the I/O through stop.
+func (c *Conn) deadline(ctx context.Context, socketTimeout time.Duration) (stop func() bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dl, has := ctx.Deadline()
+	if socketTimeout > 0 {
+		if s := time.Now().Add(socketTimeout); !has || s.Before(dl) {
+			dl, has = s, true
+		}
+	}
+	if has {
+		err = c.nc.SetDeadline(dl)
+	} else {
+		err = c.nc.SetDeadline(time.Time{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Done() == nil {
+		return nil, nil
+	}
+	return context.AfterFunc(ctx, func() {
+		// A past deadline wakes any blocked read or write.
+		_ = c.nc.SetDeadline(time.Unix(1, 0))
+	}), nil
+}
+
+// ioErr turns an I/O error into the error the caller sees: the context's
+// own error when the context ended the exchange, so callers can tell a
+// cancellation from a server that stopped answering.
+func ioErr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return err
+}

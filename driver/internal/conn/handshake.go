@@ -1,0 +1,114 @@
+package conn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/internal/auth"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
+	"github.com/mongoscope/mongoscope/internal/wire"
+)
+
+// MinWireVersion is the oldest server wire version this connection speaks:
+// 6 (MongoDB 3.6) is the first with OP_MSG. Server selection applies the
+// driver's real compatibility window; this only refuses servers the
+// connection cannot talk to at all.
+const MinWireVersion = 6
+
+// HandshakeError is a failed handshake or authentication: the server
+// answered, but the connection cannot be used. Err is the cause, e.g. a
+// *CommandError or an *auth.Error.
+type HandshakeError struct {
+	Address string
+	ConnID  int64
+	Stage   string // "hello" or "auth"
+	Err     error
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("conn: %s on %s (connection %d): %v", e.Stage, e.Address, e.ConnID, e.Err)
+}
+
+func (e *HandshakeError) Unwrap() error { return e.Err }
+
+// handshake sends the initial hello, takes the server's limits and the
+// compressor from the reply, and authenticates. The handshake always goes
+// over OP_MSG, as the handshake specification requires since 2026-06; the
+// command is hello when the Stable API or load balancing is requested and
+// legacy hello (isMaster with helloOk) otherwise.
+func (c *Conn) handshake(ctx context.Context) error {
+	md := c.cfg.Metadata
+	if md == nil {
+		var err error
+		if md, err = handshake.Metadata(c.cfg.Handshake); err != nil {
+			return err
+		}
+	}
+	var conv auth.Conversation
+	var extra func([]byte) []byte
+	if c.cfg.Credential != nil {
+		var err error
+		if conv, err = auth.Start(c.cfg.Credential); err != nil {
+			return err
+		}
+		extra = conv.AppendHelloFields
+	}
+	bp := getBuf()
+	defer putBuf(bp)
+	body, err := handshake.AppendHandshakeMsg((*bp)[:0], md, c.cfg.Handshake, extra)
+	*bp = body
+	if err != nil {
+		return err
+	}
+	id := c.reqID()
+	mp := getBuf()
+	defer putBuf(mp)
+	msg := wire.AppendMsg((*mp)[:0], id, 0, 0, body)
+	*mp = msg
+	if err := c.write(ctx, msg, 0); err != nil {
+		return err
+	}
+	r, err := c.receive(ctx, 0, id)
+	if err != nil {
+		return err
+	}
+	// The reply is kept for the connection's life: copy it out of the
+	// pooled buffer.
+	raw := append(bson.Raw(nil), r.Body...)
+	r.Release()
+	if err := ReplyError(raw); err != nil {
+		return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "hello", Err: err}
+	}
+	hello, err := handshake.ParseReply(raw)
+	if err != nil {
+		return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "hello", Err: err}
+	}
+	if hello.MaxWireVersion < MinWireVersion {
+		return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "hello",
+			Err: fmt.Errorf("server wire version %d is older than %d, the first with OP_MSG", hello.MaxWireVersion, MinWireVersion)}
+	}
+	if c.cfg.Handshake.LoadBalanced && hello.ServiceID == nil {
+		return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "hello",
+			Err: errors.New("loadBalanced is set but the server's hello has no serviceId: the server is not behind a load balancer that supports it")}
+	}
+	c.hello = hello
+	if hello.MaxMessageSizeBytes > 0 {
+		c.maxSize = int(hello.MaxMessageSizeBytes)
+	}
+	if name := handshake.NegotiateCompressor(c.cfg.Handshake.Compressors, hello.Compression); name != "" {
+		c.comp, _ = wire.CompressorByName(name)
+	}
+	// Arbiters hold no user data and accept no authentication.
+	if conv != nil && !hello.ArbiterOnly {
+		if err := conv.Authenticate(ctx, c, raw); err != nil {
+			var ne *NetworkError
+			if errors.As(err, &ne) {
+				return err
+			}
+			return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "auth", Err: err}
+		}
+	}
+	return nil
+}
