@@ -207,4 +207,3 @@ func TestFerretDBSCRAM(t *testing.T) {
 		}
 	})
 }
-
