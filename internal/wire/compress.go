@@ -371,15 +371,15 @@ func zstdEncoder() (*zstd.Encoder, error) {
 }
 
 // zstdDecoder returns the shared decoder, built on first use. DecodeAll is
-// safe for concurrent use; a nil input reader means no goroutines. The cap
-// limit makes DecodeAll refuse output beyond cap(dst), and the memory cap
-// bounds everything else, since no message exceeds an int32 length.
+// safe for concurrent use (up to min(4, GOMAXPROCS) at once, the library's
+// default); a nil input reader means no goroutines. The cap limit makes
+// DecodeAll refuse output beyond cap(dst), and the memory cap bounds
+// everything else, since no message exceeds an int32 length.
 func zstdDecoder() (*zstd.Decoder, error) {
 	zstdDecOnce.Do(func() {
 		zstdDec, zstdDecErr = zstd.NewReader(nil,
 			zstd.WithDecodeAllCapLimit(true),
-			zstd.WithDecoderMaxMemory(maxInt32),
-			zstd.WithDecoderConcurrency(0))
+			zstd.WithDecoderMaxMemory(maxInt32))
 	})
 	return zstdDec, zstdDecErr
 }

@@ -387,3 +387,22 @@ func TestSnappyIsBlockFormat(t *testing.T) {
 		t.Fatalf("snappy.Decode of payload: %v", err)
 	}
 }
+
+// TestNoGoroutines checks that the shared zstd coders and the zlib pools
+// start no goroutines, so nothing in this package needs closing.
+func TestNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	msg := bigMsg(t, 50)
+	for _, c := range allCompressors {
+		cm, err := Compress(nil, msg, c, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decompress(nil, cm, len(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("%d goroutines before compressing, %d after", before, after)
+	}
+}

@@ -48,8 +48,17 @@ func FuzzParseMessage(f *testing.F) {
 				t.Fatalf("%s: %v (%T) is not *Error", what, err, err)
 			}
 		}
-		_, err := ParseHeader(data)
+		hd, err := ParseHeader(data)
 		checkErr("ParseHeader", err)
+
+		buf, err := ReadMessage(bytes.NewReader(data), 1<<16)
+		checkErr("ReadMessage", err)
+		if err == nil {
+			if len(buf.B) != int(hd.Length) || !bytes.Equal(buf.B, data[:len(buf.B)]) {
+				t.Fatalf("ReadMessage returned %x from %x", buf.B, data)
+			}
+			buf.Release()
+		}
 
 		m, err := ParseMsg(data)
 		checkErr("ParseMsg", err)
@@ -59,7 +68,6 @@ func FuzzParseMessage(f *testing.F) {
 		q, err := ParseQuery(data)
 		checkErr("ParseQuery", err)
 		if err == nil {
-			hd, _ := ParseHeader(data)
 			want := append([]byte(nil), data...)
 			binary.LittleEndian.PutUint32(want[8:], 0) // AppendQuery writes responseTo 0
 			if got := AppendQuery(nil, hd.RequestID, q); !bytes.Equal(got, want) {
@@ -69,7 +77,6 @@ func FuzzParseMessage(f *testing.F) {
 		r, err := ParseReply(data)
 		checkErr("ParseReply", err)
 		if err == nil {
-			hd, _ := ParseHeader(data)
 			if got := AppendReply(nil, hd.RequestID, hd.ResponseTo, r); !bytes.Equal(got, data) {
 				t.Fatalf("OP_REPLY re-encoded differently:\n got %x\nwant %x", got, data)
 			}
