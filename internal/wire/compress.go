@@ -164,6 +164,23 @@ func Decompress(dst, msg []byte, maxSize int) ([]byte, error) {
 	if size > maxInt32-HeaderLen {
 		return dst, errorf(op, HeaderLen+4, ErrTooLarge, "uncompressedSize "+itoa(size)+" leaves no room for a header")
 	}
+	// Sizes known before decoding are checked before anything is allocated.
+	switch c {
+	case CompressorNoop:
+		if len(payload) != size {
+			return dst, errorf(op, payloadOff, nil, "noop payload has "+itoa(len(payload))+
+				" bytes, uncompressedSize is "+itoa(size))
+		}
+	case CompressorSnappy:
+		dl, err := snappy.DecodedLen(payload)
+		if err != nil {
+			return dst, errorf(op, payloadOff, err, "snappy payload is corrupt")
+		}
+		if dl != size {
+			return dst, errorf(op, payloadOff, nil, "snappy payload decodes to "+itoa(dl)+
+				" bytes, uncompressedSize is "+itoa(size))
+		}
+	}
 	orig := len(dst)
 	start, dst := AppendHeaderStart(dst, h.RequestID, h.ResponseTo, origOp)
 	// Reserve exactly the declared size: no decompressor below may write
@@ -173,20 +190,8 @@ func Decompress(dst, msg []byte, maxSize int) ([]byte, error) {
 	var n int
 	switch c {
 	case CompressorNoop:
-		if len(payload) != size {
-			return dst[:orig], errorf(op, payloadOff, nil, "noop payload has "+itoa(len(payload))+
-				" bytes, uncompressedSize is "+itoa(size))
-		}
 		n = copy(out, payload)
 	case CompressorSnappy:
-		dl, err := snappy.DecodedLen(payload)
-		if err != nil {
-			return dst[:orig], errorf(op, payloadOff, err, "snappy payload is corrupt")
-		}
-		if dl != size {
-			return dst[:orig], errorf(op, payloadOff, nil, "snappy payload decodes to "+itoa(dl)+
-				" bytes, uncompressedSize is "+itoa(size))
-		}
 		got, err := snappy.Decode(out, payload)
 		if err != nil {
 			return dst[:orig], errorf(op, payloadOff, err, "snappy payload is corrupt")

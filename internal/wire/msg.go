@@ -46,7 +46,9 @@ const (
 
 // AppendMsg appends a whole OP_MSG: flags, body as the kind-0 section, then
 // one kind-1 section per sequence. When flags has ChecksumPresent a CRC-32C
-// over the message is appended. Identifiers must not contain a NUL byte.
+// over the message is appended. body must be a whole BSON document and
+// identifiers must not contain a NUL byte; neither is checked here, since
+// the caller builds both (ParseMsg on the receiving side checks them).
 func AppendMsg(dst []byte, requestID, responseTo int32, flags Flags, body bson.Raw, seqs ...Sequence) []byte {
 	start, dst := AppendHeaderStart(dst, requestID, responseTo, OpMsg)
 	dst = AppendMsgFlags(dst, flags)
