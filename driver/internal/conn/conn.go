@@ -245,7 +245,15 @@ func (c *Conn) deadline(ctx context.Context, socketTimeout time.Duration) (stop 
 // own error when the context ended the exchange, so callers can tell a
 // cancellation from a server that stopped answering.
 func ioErr(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+	cerr := ctx.Err()
+	if cerr == nil && isTimeout(err) {
+		// The stream's deadline is the context's, and it can fire a moment
+		// before the context's own timer marks the context done.
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			cerr = context.DeadlineExceeded
+		}
+	}
+	if cerr != nil && !errors.Is(err, cerr) {
 		return fmt.Errorf("%w (%v)", cerr, err)
 	}
 	return err

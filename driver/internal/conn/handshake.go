@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/auth"
 	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/internal/wire"
@@ -74,14 +73,12 @@ func (c *Conn) handshake(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The reply is kept for the connection's life: copy it out of the
-	// pooled buffer.
-	raw := append(bson.Raw(nil), r.Body...)
-	r.Release()
-	if err := ReplyError(raw); err != nil {
+	// ParseReply copies the reply, so the pooled buffer can go back now.
+	defer r.Release()
+	if err := ReplyError(r.Body); err != nil {
 		return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "hello", Err: err}
 	}
-	hello, err := handshake.ParseReply(raw)
+	hello, err := handshake.ParseReply(r.Body)
 	if err != nil {
 		return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "hello", Err: err}
 	}
@@ -102,7 +99,7 @@ func (c *Conn) handshake(ctx context.Context) error {
 	}
 	// Arbiters hold no user data and accept no authentication.
 	if conv != nil && !hello.ArbiterOnly {
-		if err := conv.Authenticate(ctx, c, raw); err != nil {
+		if err := conv.Authenticate(ctx, c, hello.Raw); err != nil {
 			var ne *NetworkError
 			if errors.As(err, &ne) {
 				return err
