@@ -131,4 +131,3 @@ func hostOf(address string) string {
 	}
 	return h
 }
-
