@@ -47,3 +47,26 @@ fuzz-short:
 
 bench:
 	cd bench && $(GO) run . $(BENCHFLAGS)
+
+# FerretDB v1 over SQLite, a real third-party server for interop tests
+# (tools/ferretdb/README.md). ferretdb-start writes MONGOSCOPE_FERRETDB_URI
+# and MONGOSCOPE_FERRETDB_AUTH_URI to $(FERRETDB_ENV); ferretdb-smoke checks
+# the servers with the tools module's own tests and stops them, pass or fail.
+FERRETDB     ?= tools/ferretdb.sh
+FERRETDB_ENV ?= $(CURDIR)/.cache/ferretdb/env
+
+.PHONY: ferretdb-build ferretdb-start ferretdb-stop ferretdb-smoke
+
+ferretdb-build:
+	GO=$(GO) $(FERRETDB) build
+
+ferretdb-start:
+	$(FERRETDB) start
+
+ferretdb-stop:
+	$(FERRETDB) stop
+
+ferretdb-smoke: ferretdb-build
+	@trap '$(FERRETDB) stop' EXIT; trap 'exit 130' INT TERM; $(FERRETDB) start >/dev/null && \
+	  set -a && . $(FERRETDB_ENV) && set +a && \
+	  (cd tools/ferretdb && $(GO) vet ./... && $(GO) test -count=1 ./...)
