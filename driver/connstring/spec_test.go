@@ -8,55 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/internal/spectest"
 )
-
-// tally counts one suite's cases and writes the summary line the project
-// asks of every spec runner.
-type tally struct {
-	suite   string
-	passed  int
-	failed  int
-	skipped map[string]int // reason -> count
-}
-
-func newTally(suite string) *tally { return &tally{suite: suite, skipped: map[string]int{}} }
-
-func (s *tally) record(t *testing.T, name string, run func(t *testing.T)) {
-	t.Helper()
-	if ok := t.Run(name, run); ok {
-		s.passed++
-	} else {
-		s.failed++
-	}
-}
-
-func (s *tally) skip(t *testing.T, name, reason string) {
-	t.Helper()
-	s.skipped[reason]++
-	t.Run(name, func(t *testing.T) { t.Skip(reason) })
-}
-
-func (s *tally) log(t *testing.T) {
-	t.Helper()
-	n := 0
-	var reasons []string
-	for r, c := range s.skipped {
-		n += c
-		reasons = append(reasons, fmt.Sprintf("%d: %s", c, r))
-	}
-	sort.Strings(reasons)
-	line := fmt.Sprintf("%s: %d passed, %d failed, %d skipped", s.suite, s.passed, s.failed, n)
-	if n > 0 {
-		line += " (" + strings.Join(reasons, "; ") + ")"
-	}
-	t.Log(line)
-}
 
 func readJSON(t *testing.T, path string, v any) {
 	t.Helper()
@@ -98,21 +55,21 @@ func TestSpecURIOptions(t *testing.T) {
 }
 
 func runURISuite(t *testing.T, suite string, files []string) {
-	total := newTally(suite)
+	total := spectest.NewTally(suite)
 	for _, path := range files {
 		var f struct{ Tests []uriCase }
 		readJSON(t, path, &f)
-		file := newTally(suite + "/" + filepath.Base(path))
+		file := spectest.NewTally(suite + "/" + filepath.Base(path))
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			for _, tc := range f.Tests {
-				file.record(t, tc.Description, func(t *testing.T) { checkURICase(t, tc) })
+				file.Run(t, tc.Description, func(t *testing.T) { checkURICase(t, tc) })
 			}
 		})
-		file.log(t)
-		total.passed += file.passed
-		total.failed += file.failed
+		file.Log(t)
+		total.Passed += file.Passed
+		total.Failed += file.Failed
 	}
-	total.log(t)
+	total.Log(t)
 }
 
 func checkURICase(t *testing.T, tc uriCase) {
@@ -374,7 +331,7 @@ func TestSpecAuthConnectionString(t *testing.T) {
 		Mechanism           *string        `json:"mechanism"`
 		MechanismProperties map[string]any `json:"mechanism_properties"`
 	}
-	total := newTally("auth/legacy")
+	total := spectest.NewTally("auth/legacy")
 	for _, path := range spectest.Files(t, "*.json", "auth", "tests", "legacy") {
 		var f struct {
 			Tests []struct {
@@ -385,7 +342,7 @@ func TestSpecAuthConnectionString(t *testing.T) {
 			}
 		}
 		readJSON(t, path, &f)
-		file := newTally("auth/legacy/" + filepath.Base(path))
+		file := spectest.NewTally("auth/legacy/" + filepath.Base(path))
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			for _, tc := range f.Tests {
 				var want *credential
@@ -403,10 +360,10 @@ func TestSpecAuthConnectionString(t *testing.T) {
 					// "If credentials are provided in the URI or client
 					// options, the driver MUST raise an error." These older
 					// cases contradict both.
-					file.skip(t, tc.Description, "MONGODB-AWS credentials in the URI: stale case contradicting auth.md (2025-09-30) and the file's own error case")
+					file.Skip(t, tc.Description, "MONGODB-AWS credentials in the URI: stale case contradicting auth.md (2025-09-30) and the file's own error case")
 					continue
 				}
-				file.record(t, tc.Description, func(t *testing.T) {
+				file.Run(t, tc.Description, func(t *testing.T) {
 					c, err := Parse(tc.URI)
 					if !tc.Valid {
 						var e *Error
@@ -454,14 +411,14 @@ func TestSpecAuthConnectionString(t *testing.T) {
 				})
 			}
 		})
-		file.log(t)
-		total.passed += file.passed
-		total.failed += file.failed
-		for r, n := range file.skipped {
-			total.skipped[r] += n
+		file.Log(t)
+		total.Passed += file.Passed
+		total.Failed += file.Failed
+		for r, n := range file.Skipped {
+			total.Skipped[r] += n
 		}
 	}
-	total.log(t)
+	total.Log(t)
 }
 
 // TestSpecReadWriteConcernConnectionString runs the read-write-concern
@@ -472,7 +429,7 @@ func TestSpecAuthConnectionString(t *testing.T) {
 // match the file exactly, and by default, where an invalid case may
 // instead succeed with an InvalidValue warning.
 func TestSpecReadWriteConcernConnectionString(t *testing.T) {
-	total := newTally("read-write-concern/connection-string")
+	total := spectest.NewTally("read-write-concern/connection-string")
 	for _, path := range spectest.Files(t, "*.json", "read-write-concern", "tests", "connection-string") {
 		var f struct {
 			Tests []struct {
@@ -485,10 +442,10 @@ func TestSpecReadWriteConcernConnectionString(t *testing.T) {
 			}
 		}
 		readJSON(t, path, &f)
-		file := newTally("read-write-concern/" + filepath.Base(path))
+		file := spectest.NewTally("read-write-concern/" + filepath.Base(path))
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			for _, tc := range f.Tests {
-				file.record(t, tc.Description, func(t *testing.T) {
+				file.Run(t, tc.Description, func(t *testing.T) {
 					for _, strict := range []bool{true, false} {
 						var warnings []Warning
 						opts := []Option{WithWarnings(func(w Warning) { warnings = append(warnings, w) })}
@@ -532,11 +489,11 @@ func TestSpecReadWriteConcernConnectionString(t *testing.T) {
 				})
 			}
 		})
-		file.log(t)
-		total.passed += file.passed
-		total.failed += file.failed
+		file.Log(t)
+		total.Passed += file.Passed
+		total.Failed += file.Failed
 	}
-	total.log(t)
+	total.Log(t)
 }
 
 func hasKind(ws []Warning, k WarningKind) bool {

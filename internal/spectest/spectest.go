@@ -5,10 +5,12 @@
 package spectest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -75,4 +77,66 @@ func File(t testing.TB, elem ...string) string {
 		t.Fatalf("specifications found at %s, but %s is missing: %v", root, p, err)
 	}
 	return p
+}
+
+// Tally counts one suite's cases and writes the summary line every spec
+// test logs: "suite: N passed, M failed, K skipped (count: reason; ...)".
+type Tally struct {
+	Suite          string
+	Passed, Failed int
+	Skipped        map[string]int // reason -> count
+}
+
+// NewTally starts the count for suite.
+func NewTally(suite string) *Tally { return &Tally{Suite: suite, Skipped: map[string]int{}} }
+
+// Run runs one case as a subtest and counts its result.
+func (s *Tally) Run(t *testing.T, name string, f func(t *testing.T)) bool {
+	t.Helper()
+	ok := t.Run(name, f)
+	if ok {
+		s.Passed++
+	} else {
+		s.Failed++
+	}
+	return ok
+}
+
+// Skip records one case skipped for reason, as a skipped subtest so the
+// reason shows in verbose output too.
+func (s *Tally) Skip(t *testing.T, name, reason string) {
+	t.Helper()
+	s.Skipped[reason]++
+	t.Run(name, func(t *testing.T) { t.Skip(reason) })
+}
+
+// Add folds another tally's counts into s.
+func (s *Tally) Add(o *Tally) {
+	s.Passed += o.Passed
+	s.Failed += o.Failed
+	for r, c := range o.Skipped {
+		s.Skipped[r] += c
+	}
+}
+
+// String is the summary line.
+func (s *Tally) String() string {
+	n := 0
+	var reasons []string
+	for r, c := range s.Skipped {
+		n += c
+		reasons = append(reasons, fmt.Sprintf("%d: %s", c, r))
+	}
+	sort.Strings(reasons)
+	line := fmt.Sprintf("%s: %d passed, %d failed, %d skipped", s.Suite, s.Passed, s.Failed, n)
+	if n > 0 {
+		line += " (" + strings.Join(reasons, "; ") + ")"
+	}
+	return line
+}
+
+// Log writes the summary line to the test log.
+func (s *Tally) Log(t *testing.T) {
+	t.Helper()
+	t.Log(s.String())
 }

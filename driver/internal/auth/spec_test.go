@@ -3,55 +3,15 @@ package auth
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 )
-
-// specTally counts a suite's cases for the summary line.
-type specTally struct {
-	suite          string
-	passed, failed int
-	skipped        map[string]int
-}
-
-func (s *specTally) run(t *testing.T, name string, f func(t *testing.T)) {
-	t.Helper()
-	if t.Run(name, f) {
-		s.passed++
-	} else {
-		s.failed++
-	}
-}
-
-func (s *specTally) skip(t *testing.T, name, reason string) {
-	t.Helper()
-	s.skipped[reason]++
-	t.Run(name, func(t *testing.T) { t.Skip(reason) })
-}
-
-func (s *specTally) log(t *testing.T) {
-	t.Helper()
-	n := 0
-	var reasons []string
-	for r, c := range s.skipped {
-		n += c
-		reasons = append(reasons, fmt.Sprintf("%d: %s", c, r))
-	}
-	sort.Strings(reasons)
-	line := fmt.Sprintf("%s: %d passed, %d failed, %d skipped", s.suite, s.passed, s.failed, n)
-	if n > 0 {
-		line += " (" + strings.Join(reasons, "; ") + ")"
-	}
-	t.Log(line)
-}
 
 // credentialFromURI builds a Credential from a single-host URI with
 // net/url, apart from driver/connstring, so the auth rules are checked on
@@ -114,7 +74,7 @@ func TestSpecConnectionStringCredentials(t *testing.T) {
 		if err := json.Unmarshal(raw, &f); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		tally := &specTally{suite: "auth/legacy/" + filepath.Base(path), skipped: map[string]int{}}
+		tally := spectest.NewTally("auth/legacy/" + filepath.Base(path))
 		for _, tc := range f.Tests {
 			u, uerr := url.Parse(tc.URI)
 			var cred Credential
@@ -125,19 +85,19 @@ func TestSpecConnectionStringCredentials(t *testing.T) {
 			mech, _ := canonicalMechanism(cred.Mechanism)
 			switch {
 			case uerr != nil:
-				tally.skip(t, tc.Description, "multi-host or unusual URI: net/url cannot split it; driver/connstring's spec test covers it")
+				tally.Skip(t, tc.Description, "multi-host or unusual URI: net/url cannot split it; driver/connstring's spec test covers it")
 				continue
 			case mech == MechanismGSSAPI || mech == MechanismAWS || mech == MechanismOIDC:
-				tally.skip(t, tc.Description, "GSSAPI, MONGODB-AWS and MONGODB-OIDC are not supported by this driver yet")
+				tally.Skip(t, tc.Description, "GSSAPI, MONGODB-AWS and MONGODB-OIDC are not supported by this driver yet")
 				continue
 			case !configured:
-				tally.skip(t, tc.Description, "no credential configured, nothing to authenticate; driver/connstring checks the URI")
+				tally.Skip(t, tc.Description, "no credential configured, nothing to authenticate; driver/connstring checks the URI")
 				continue
 			case !tc.Valid && u.Query().Has("authSource") && u.Query().Get("authSource") == "":
-				tally.skip(t, tc.Description, "empty authSource is a URI syntax rule, enforced by driver/connstring")
+				tally.Skip(t, tc.Description, "empty authSource is a URI syntax rule, enforced by driver/connstring")
 				continue
 			}
-			tally.run(t, tc.Description, func(t *testing.T) {
+			tally.Run(t, tc.Description, func(t *testing.T) {
 				err := cred.Validate()
 				if !tc.Valid {
 					var ae *Error
@@ -186,6 +146,6 @@ func TestSpecConnectionStringCredentials(t *testing.T) {
 				}
 			})
 		}
-		tally.log(t)
+		tally.Log(t)
 	}
 }
