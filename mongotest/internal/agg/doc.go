@@ -1,0 +1,29 @@
+// Package agg is the test server's aggregation pipeline: it compiles the
+// stages of an aggregate command, checking each up front as mongod does,
+// and runs them over a stream of bson.Raw documents.
+//
+// Supported stages: $match, $project, $addFields and $set, $unset, $group,
+// $sort, $skip, $limit, $count, $unwind, $replaceRoot, $replaceWith and
+// $out. A stage name mongod does not know fails with Location40324; one it
+// knows but this package does not run ($lookup, $facet, $merge, ...) fails
+// with NotImplemented naming the stage.
+//
+// Expressions: field paths (through arrays as aggregation does), $$ROOT,
+// $$CURRENT, $$NOW, $$REMOVE, literals and $literal, and the operators
+// $add $subtract $multiply $divide $mod $abs, $eq $ne $gt $gte $lt $lte
+// $cmp, $and $or $not, $cond $ifNull, $concat $toLower $toUpper $substrCP
+// $strLenCP, $size $arrayElemAt $in $isArray, $type $toString $toInt
+// $toLong $toDouble $toBool. Accumulators: $sum $avg $min $max $push
+// $addToSet $first $last $count.
+//
+// Where this differs from mongod:
+//   - $group emits its groups in the order their keys were first seen;
+//     mongod's order is unspecified.
+//   - Decimal128 values compare exactly, but arithmetic ($add, $sum, $avg,
+//     ...) on them fails with NotImplemented, and as a $group key a
+//     non-integral Decimal128 does not share a group with an equal double.
+//   - $toString formats doubles with Go's shortest representation, which
+//     can differ from mongod's for very large or small magnitudes.
+//   - The let option, $$variables other than the ones above, collation and
+//     the 100 MB memory limits of $group and $sort are not implemented.
+package agg
