@@ -2,7 +2,8 @@
 // stages of an aggregate command, checking each up front as mongod does,
 // and runs them over a stream of bson.Raw documents.
 //
-// Supported stages: $match, $project, $addFields and $set, $unset, $group,
+// Supported stages: $match (a query filter, plus a top-level $expr),
+// $project, $addFields and $set, $unset, $group,
 // $sort, $skip, $limit, $count, $unwind, $replaceRoot, $replaceWith and
 // $out. A stage name mongod does not know fails with Location40324; one it
 // knows but this package does not run ($lookup, $facet, $merge, ...) fails
@@ -24,6 +25,8 @@
 //     non-integral Decimal128 does not share a group with an equal double.
 //   - $toString formats doubles with Go's shortest representation, which
 //     can differ from mongod's for very large or small magnitudes.
+//   - $expr in $match works only at the top level of the filter, not
+//     inside $and, $or or $nor.
 //   - The let option, $$variables other than the ones above, collation and
 //     the 100 MB memory limits of $group and $sort are not implemented.
 package agg

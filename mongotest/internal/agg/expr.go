@@ -55,9 +55,9 @@ func (o objectExpr) eval(e *env) (bson.RawValue, error) {
 			b = bson.AppendValueElement(b, o.keys[i], v)
 		}
 	}
-	b, err := bson.AppendDocumentEnd(b, start)
+	b, err := endDoc(b, start)
 	if err != nil {
-		return missing, tooLarge(err)
+		return missing, err
 	}
 	return docValue(b), nil
 }

@@ -169,12 +169,9 @@ func (g *group) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
 			}
 			b = bson.AppendValueElement(b, a.field, v)
 		}
-		doc, err := bson.AppendDocumentEnd(b, start)
+		doc, err := endDoc(b, start)
 		if err != nil {
-			return nil, tooLarge(err)
-		}
-		if len(doc) > maxDocSize {
-			return nil, mongoerr.New(codeBSONObjTooLarge, "$group: the group for _id %s is %d bytes, over the 16 MiB document limit", st.id, len(doc))
+			return nil, err
 		}
 		out = append(out, doc)
 	}

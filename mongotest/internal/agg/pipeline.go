@@ -92,11 +92,7 @@ func compileStage(name string, spec bson.RawValue, o Options) (stage, error) {
 		if spec.Type != bson.TypeEmbeddedDocument {
 			return nil, mongoerr.New(15959, "the match filter must be an expression in an object")
 		}
-		m, err := query.NewMatcher(bson.Raw(spec.Value))
-		if err != nil {
-			return nil, err
-		}
-		return matchStage{m}, nil
+		return parseMatch(bson.Raw(spec.Value))
 	case "$project":
 		if spec.Type != bson.TypeEmbeddedDocument {
 			return nil, mongoerr.New(15969, "$project specification must be an object")
@@ -191,14 +187,57 @@ func (p *Pipeline) Run(input func(yield func(bson.Raw) bool)) ([]bson.Raw, error
 	return docs, nil
 }
 
-type matchStage struct{ m *query.Matcher }
+// matchStage is $match: a query filter, and a top-level $expr evaluated
+// with this package's expressions (the query package has none).
+type matchStage struct {
+	m    *query.Matcher
+	expr expr // nil when the filter has no top-level $expr
+}
 
-func (s matchStage) run(_ *env, docs []bson.Raw) ([]bson.Raw, error) {
+func parseMatch(filter bson.Raw) (stage, error) {
+	s := &matchStage{}
+	if v, err := filter.LookupErr("$expr"); err == nil {
+		x, err := compileExpr(v)
+		if err != nil {
+			return nil, err
+		}
+		s.expr = x
+		start, rest := bson.AppendDocumentStart(nil)
+		it := filter.Iter()
+		for it.Next() {
+			if it.Key() != "$expr" {
+				rest = append(rest, it.Element()...)
+			}
+		}
+		if filter, err = bson.AppendDocumentEnd(rest, start); err != nil {
+			return nil, tooLarge(err)
+		}
+	}
+	m, err := query.NewMatcher(filter)
+	if err != nil {
+		return nil, err
+	}
+	s.m = m
+	return s, nil
+}
+
+func (s *matchStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
 	out := docs[:0:0]
 	for _, d := range docs {
-		if s.m.Match(d) {
-			out = append(out, d)
+		if !s.m.Match(d) {
+			continue
 		}
+		if s.expr != nil {
+			e.root = d
+			v, err := s.expr.eval(e)
+			if err != nil {
+				return nil, err
+			}
+			if !truthy(v) {
+				continue
+			}
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }
@@ -303,9 +342,9 @@ func (s countStage) run(_ *env, docs []bson.Raw) ([]bson.Raw, error) {
 	}
 	start, b := bson.AppendDocumentStart(nil)
 	b = bson.AppendValueElement(b, s.field, intValue(int64(len(docs))))
-	b, err := bson.AppendDocumentEnd(b, start)
+	b, err := endDoc(b, start)
 	if err != nil {
-		return nil, tooLarge(err)
+		return nil, err
 	}
 	return []bson.Raw{b}, nil
 }
@@ -471,9 +510,9 @@ func setPath(doc bson.Raw, path []string, v bson.RawValue) (bson.Raw, error) {
 			b = bson.AppendValueElement(b, path[0], nv)
 		}
 	}
-	out, err := bson.AppendDocumentEnd(b, start)
+	out, err := endDoc(b, start)
 	if err != nil {
-		return nil, tooLarge(err)
+		return nil, err
 	}
 	return out, nil
 }

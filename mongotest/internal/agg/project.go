@@ -326,9 +326,9 @@ func (p *projection) applyDoc(e *env, n *projNode, doc bson.Raw) (bson.Raw, erro
 			b = bson.AppendValueElement(b, f.name, v)
 		}
 	}
-	out, err := bson.AppendDocumentEnd(b, start)
+	out, err := endDoc(b, start)
 	if err != nil {
-		return nil, tooLarge(err)
+		return nil, err
 	}
 	return out, nil
 }

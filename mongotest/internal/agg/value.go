@@ -76,11 +76,24 @@ func arrayValue(vals []bson.RawValue) (bson.RawValue, error) {
 		}
 		b = bson.AppendValueElement(b, bson.ArrayKey(i), v)
 	}
-	b, err := bson.AppendDocumentEnd(b, start)
+	b, err := endDoc(b, start)
 	if err != nil {
-		return missing, tooLarge(err)
+		return missing, err
 	}
 	return bson.RawValue{Type: bson.TypeArray, Value: b}, nil
+}
+
+// endDoc finishes a document or array begun at start, refusing one over
+// mongod's 16 MiB limit so no expression can grow values without bound.
+func endDoc(b []byte, start int) ([]byte, error) {
+	if len(b)-start+1 > maxDocSize {
+		return nil, mongoerr.New(codeBSONObjTooLarge, "BSONObj size: %d is invalid. Size must be between 0 and 16793600(16MB)", len(b)-start+1)
+	}
+	b, err := bson.AppendDocumentEnd(b, start)
+	if err != nil {
+		return nil, tooLarge(err)
+	}
+	return b, nil
 }
 
 func docValue(doc bson.Raw) bson.RawValue {
