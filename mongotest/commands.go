@@ -1,0 +1,358 @@
+package mongotest
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+)
+
+// Request is one decoded command, as a handler sees it. It is valid only
+// while the handler runs: Body aliases the connection's buffers, so a
+// handler copies whatever it keeps.
+type Request struct {
+	// DB is the command's database, from $db (or the OP_QUERY namespace).
+	DB string
+	// Name is the command name: the body's first key, as sent.
+	Name string
+	// Body is the command document, $db included, with every OP_MSG
+	// document sequence merged in as an array field of the same name
+	// (an insert's "documents"), as mongod presents it.
+	Body bson.Raw
+	// Conn is the connection the command arrived on.
+	Conn *Conn
+	// ExhaustAllowed is the OP_MSG exhaustAllowed flag.
+	ExhaustAllowed bool
+
+	parseErr    error // a problem with the message a reply can report
+	legacyQuery bool  // the request came as OP_QUERY
+	// more is set by a handler whose reply may be followed by another
+	// without a request (exhaust); streaming is set while the server
+	// produces those follow-ups.
+	more      bool
+	streaming bool
+	// helloTV is the topologyVersion counter of the last streamed hello.
+	helloTV int64
+}
+
+// HandlerFunc answers one command. It returns the reply without ok: the
+// server appends ok:1, or, when the error is non-nil, replies
+// {ok:0, errmsg, code, codeName, errorLabels} from the error (a
+// *mongoerr.Error keeps its code; any other error becomes InternalError).
+// When both are non-nil, the reply's fields are added to the error reply
+// (e.g. errInfo). A reply that carries its own ok is sent as it is.
+type HandlerFunc func(ctx context.Context, s *Server, r *Request) (bson.Raw, error)
+
+type cmdFlags uint8
+
+const (
+	// cmdNoAuth runs before the connection has authenticated.
+	cmdNoAuth cmdFlags = 1 << iota
+	// cmdAdminOnly refuses to run outside the admin database.
+	cmdAdminOnly
+	// cmdSensitive keeps the body out of the command log, as the command
+	// monitoring specification redacts it.
+	cmdSensitive
+	// cmdUser marks a handler set with Server.Handle; its replies are
+	// validated before they are sent.
+	cmdUser
+)
+
+type command struct {
+	h     HandlerFunc
+	flags cmdFlags
+}
+
+// commands is the built-in registry; it is written only by init functions.
+var commands = map[string]command{}
+
+// register adds a built-in command. Command names are case-sensitive, as
+// in mongod; aliases are registered separately.
+func register(name string, h HandlerFunc, flags cmdFlags) {
+	commands[name] = command{h: h, flags: flags}
+}
+
+// sensitive are the commands whose bodies the command log never keeps.
+var sensitive = map[string]bool{
+	"authenticate": true, "saslStart": true, "saslContinue": true, "getnonce": true,
+	"createUser": true, "updateUser": true, "copydbgetnonce": true, "copydbsaslstart": true, "copydb": true,
+}
+
+// Code names mongoerr does not list.
+var extraCodeNames = map[int32]string{
+	17:    "ProtocolError",
+	186:   "ClientMetadataCannotBeMutated",
+	322:   "APIVersionError",
+	334:   "MechanismUnavailable",
+	352:   "UnsupportedOpQueryCommand",
+	10334: "BSONObjectTooLarge",
+}
+
+// newError builds a MongoDB error with the code's name.
+func newError(code int32, format string, args ...any) *mongoerr.Error {
+	e := mongoerr.New(code, format, args...)
+	if n, ok := extraCodeNames[code]; ok {
+		e.CodeName = n
+	}
+	return e
+}
+
+// The error codes the retryable writes specification lists; mongod 4.4+
+// labels errors with these codes RetryableWriteError on retryable writes.
+var retryableCodes = map[int32]bool{
+	11600: true, 11602: true, 10107: true, 13435: true, 13436: true, 189: true,
+	91: true, 7: true, 6: true, 89: true, 9001: true, 262: true,
+}
+
+// stateChangeCodes are the "not primary" and "node is recovering" errors;
+// mongod adds its topologyVersion to replies carrying them.
+var stateChangeCodes = map[int32]bool{
+	10107: true, 13435: true, 13436: true, 11602: true, 189: true, 91: true, 11600: true,
+}
+
+// isRetryableWrite tells whether mongod would label a retryable error on
+// r: a write with txnNumber outside a transaction, or a transaction's
+// commit or abort.
+func isRetryableWrite(r *Request) bool {
+	switch r.Name {
+	case "insert", "update", "delete", "findAndModify", "findandmodify", "bulkWrite":
+		if _, err := r.Body.LookupErr("txnNumber"); err != nil {
+			return false
+		}
+		_, err := r.Body.LookupErr("autocommit")
+		return err != nil
+	case "commitTransaction", "abortTransaction":
+		return true
+	}
+	return false
+}
+
+// dispatch runs one request and returns the reply body, with ok, in the
+// connection's scratch buffer. An error closes the connection (a fail
+// point, or the connection ending while the command waited).
+func (c *Conn) dispatch(ctx context.Context, r *Request) ([]byte, error) {
+	s := c.s
+	r.more = false
+	if !r.streaming {
+		s.log.add(c.id, r)
+		s.ops.count(r)
+	}
+	res, herr, fx, err := c.execute(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	if herr != nil {
+		out = c.appendError(c.body[:0], r, mongoerr.As(herr), res)
+	} else {
+		out = c.appendOK(c.body[:0], r, res, fx)
+	}
+	if cap(out) <= maxKeptBuffer {
+		c.body = out[:0]
+	}
+	return out, nil
+}
+
+// execute finds the handler and runs it under the authentication rules and
+// the failCommand fail point. It returns the handler's reply and error, the
+// fail point action that applied, and an error that closes the connection.
+func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failAction, error) {
+	s := c.s
+	if r.parseErr != nil {
+		return nil, r.parseErr, nil, nil
+	}
+	cmd, ok := s.lookup(r.Name)
+	if !ok {
+		return nil, newError(mongoerr.CommandNotFound, "no such command: '%s'", r.Name), nil, nil
+	}
+	if s.opts.Auth && cmd.flags&cmdNoAuth == 0 && !c.authenticated() {
+		return nil, newError(mongoerr.Unauthorized, "Command %s requires authentication", r.Name), nil, nil
+	}
+	if cmd.flags&cmdAdminOnly != 0 && r.DB != "admin" {
+		return nil, newError(mongoerr.Unauthorized, "%s may only be run against the admin database.", r.Name), nil, nil
+	}
+	if v, err := r.Body.LookupErr("apiVersion"); err == nil {
+		if str, ok := v.StringValueOK(); !ok || str != "1" {
+			return nil, newError(322, "API version must be \"1\""), nil, nil
+		}
+	}
+	fx := s.fps.failCommand(c, r)
+	if fx != nil {
+		if fx.closeConnection {
+			return nil, nil, nil, errClose("closed by the failCommand fail point")
+		}
+		if fx.blockConnection {
+			if err := sleep(ctx, fx.blockTime); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		if fx.errorCode != 0 {
+			e := newError(fx.errorCode, "Failing command via 'failCommand' failpoint")
+			if fx.labelsSet {
+				e.Labels = append([]string{}, fx.labels...)
+			}
+			return nil, e, nil, nil
+		}
+	}
+	res, err := cmd.h(ctx, s, r)
+	if err == nil && cmd.flags&cmdUser != 0 && res != nil {
+		if verr := res.Validate(); verr != nil {
+			return nil, newError(mongoerr.InternalError, "the handler set with Handle(%q) returned invalid BSON: %v", r.Name, verr), nil, nil
+		}
+	}
+	return res, err, fx, nil
+}
+
+// appendOK appends a successful reply: the handler's fields, the fail
+// point's writeConcernError, ok:1, error labels and the cluster time.
+func (c *Conn) appendOK(dst []byte, r *Request, res bson.Raw, fx *failAction) []byte {
+	start, dst := bson.AppendDocumentStart(dst)
+	hasOK, hasLabels := false, false
+	var wce bson.Raw
+	injectWCE := fx != nil && fx.writeConcernError != nil
+	if len(res) > 0 {
+		it := res.Iter()
+		for it.Next() {
+			switch it.Key() {
+			case "writeConcernError":
+				if injectWCE {
+					continue
+				}
+				wce, _ = it.Value().DocumentOK()
+			case "ok":
+				hasOK = true
+			case "errorLabels":
+				hasLabels = true
+			}
+			dst = append(dst, it.Element()...)
+		}
+	}
+	if injectWCE {
+		wce = fx.writeConcernError
+		dst = bson.AppendDocumentElement(dst, "writeConcernError", wce)
+	}
+	if !hasOK {
+		dst = bson.AppendDoubleElement(dst, "ok", 1)
+	}
+	if !hasLabels {
+		var labels []string
+		switch {
+		case fx != nil && fx.labelsSet && wce != nil:
+			labels = fx.labels
+		case wce != nil && isRetryableWrite(r):
+			if code, ok := wce.Lookup("code").AsInt64OK(); ok && retryableCodes[int32(code)] {
+				labels = []string{"RetryableWriteError"}
+			}
+		}
+		dst = appendLabels(dst, labels)
+	}
+	dst = c.s.appendClusterTime(dst)
+	dst, _ = bson.AppendDocumentEnd(dst, start)
+	return dst
+}
+
+// appendError appends {ok:0, errmsg, code, codeName, ...}: extra's fields,
+// errorLabels, topologyVersion for state changes, and the cluster time.
+func (c *Conn) appendError(dst []byte, r *Request, e *mongoerr.Error, extra bson.Raw) []byte {
+	start, dst := bson.AppendDocumentStart(dst)
+	dst = bson.AppendDoubleElement(dst, "ok", 0)
+	dst = bson.AppendStringElement(dst, "errmsg", e.Message)
+	dst = bson.AppendInt32Element(dst, "code", e.Code)
+	name := e.CodeName
+	if name == "" {
+		name = newError(e.Code, "").CodeName
+	}
+	dst = bson.AppendStringElement(dst, "codeName", name)
+	if len(extra) > 0 {
+		it := extra.Iter()
+		for it.Next() {
+			switch it.Key() {
+			case "ok", "errmsg", "code", "codeName", "errorLabels":
+				continue
+			}
+			dst = append(dst, it.Element()...)
+		}
+	}
+	labels := e.Labels
+	if labels == nil && retryableCodes[e.Code] && isRetryableWrite(r) {
+		labels = []string{"RetryableWriteError"}
+	}
+	dst = appendLabels(dst, labels)
+	if stateChangeCodes[e.Code] {
+		dst = c.s.appendTopologyVersion(dst, "topologyVersion")
+	}
+	dst = c.s.appendClusterTime(dst)
+	dst, _ = bson.AppendDocumentEnd(dst, start)
+	return dst
+}
+
+func appendLabels(dst []byte, labels []string) []byte {
+	if len(labels) == 0 {
+		return dst
+	}
+	as, dst := bson.AppendArrayElementStart(dst, "errorLabels")
+	for i, l := range labels {
+		dst = bson.AppendStringElement(dst, bson.ArrayKey(i), l)
+	}
+	dst, _ = bson.AppendDocumentEnd(dst, as)
+	return dst
+}
+
+// opCounters are serverStatus's opcounters, counted as mongod does:
+// inserts, updates and deletes per statement, queries per find, getMores,
+// and every other command.
+type opCounters struct {
+	insert, query, update, delete, getmore, command atomic.Int64
+}
+
+func (o *opCounters) count(r *Request) {
+	switch r.Name {
+	case "insert":
+		o.insert.Add(arrayLen(r.Body, "documents"))
+	case "update":
+		o.update.Add(arrayLen(r.Body, "updates"))
+	case "delete":
+		o.delete.Add(arrayLen(r.Body, "deletes"))
+	case "find":
+		o.query.Add(1)
+	case "getMore":
+		o.getmore.Add(1)
+	default:
+		o.command.Add(1)
+	}
+}
+
+func arrayLen(doc bson.Raw, key string) int64 {
+	arr, ok := doc.Lookup(key).ArrayOK()
+	if !ok {
+		return 0
+	}
+	var n int64
+	it := arr.Iter()
+	for it.Next() {
+		n++
+	}
+	return n
+}
+
+// int64Field reads an integral number of any numeric type; a double must
+// be whole.
+func int64Field(doc bson.Raw, key string) (int64, bool, error) {
+	v, err := doc.LookupErr(key)
+	if err != nil {
+		return 0, false, nil
+	}
+	switch v.Type {
+	case bson.TypeInt32, bson.TypeInt64:
+		n, _ := v.AsInt64OK()
+		return n, true, nil
+	case bson.TypeDouble:
+		f := v.Double()
+		if f != float64(int64(f)) {
+			return 0, true, newError(mongoerr.BadValue, "%s must be a whole number, not %v", key, f)
+		}
+		return int64(f), true, nil
+	}
+	return 0, true, newError(mongoerr.TypeMismatch, "%s is of type %s, expected a number", key, v.Type)
+}

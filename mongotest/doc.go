@@ -1,0 +1,127 @@
+// Package mongotest is a programmable, in-process MongoDB server for tests,
+// demos and benchmarks, the way net/http/httptest serves HTTP:
+//
+//	s := mongotest.NewServer(t, mongotest.Options{})
+//	client := connect(s.URI())
+//
+// It speaks the wire protocol on a loopback port, plays a chosen role in a
+// deployment, injects faults, and records every command it receives so a
+// test can assert on what a driver sent.
+//
+// # Protocol
+//
+// Supported:
+//   - OP_MSG with checksums (verified; a reply carries one when its request
+//     did, as mongod does on connections without TLS), document sequences
+//     (merged into the command as arrays, as mongod presents them to
+//     commands), moreToCome requests (no reply) and exhaustAllowed;
+//   - OP_COMPRESSED with snappy, zlib and zstd (and noop): a reply is
+//     compressed with the compressor of its request, except replies to the
+//     commands the compression specification never compresses (hello,
+//     saslStart, ...);
+//   - OP_QUERY for the legacy hello only (isMaster, ismaster or hello on
+//     any <db>.$cmd, also wrapped in $query), answered with OP_REPLY. Any
+//     other OP_QUERY gets an OP_REPLY error with code 352
+//     (UnsupportedOpQueryCommand), as mongod 6.0 and later send.
+//
+// A message that cannot be decoded (bad header, size over
+// maxMessageSizeBytes, bad checksum, invalid BSON, unknown flag bits, an
+// unknown or disabled compressor, an unsupported opcode) closes that
+// connection; the reason is recorded and returned by ConnectionErrors.
+// Problems a reply can describe (no $db, an invalid database name, a
+// sequence duplicating a body field, an unknown command) get a mongod-shaped
+// error reply and the connection stays open.
+//
+// # Roles and hello
+//
+// Topology.Role picks standalone, replica-set primary, secondary, arbiter
+// or hidden member, mongos, or load-balanced (a mongos behind a load
+// balancer). hello, isMaster and ismaster answer with the fields of that
+// role: setName, hosts, passives, arbiters, primary, me, tags, passive,
+// hidden, arbiterOnly, electionId, setVersion, lastWrite (opTime and
+// lastWriteDate, for staleness), topologyVersion, msg:"isdbgrid",
+// serviceId, logicalSessionTimeoutMinutes (30), min/maxWireVersion (0 and
+// Options.MaxWireVersion, default 25), the size limits, connectionId,
+// localTime, readOnly, helloOk, compression (the client's list, in its
+// order, filtered by the server's), saslSupportedMechs and
+// speculativeAuthenticate. Replica-set members and mongos add
+// $clusterTime (with the zero signature of a deployment without keys) and
+// operationTime to every reply.
+//
+// The awaitable hello is supported: with topologyVersion and
+// maxAwaitTimeMS the reply waits until SetTopology changes the topology
+// (the counter increments) or the time runs out; with exhaustAllowed the
+// server keeps streaming replies with moreToCome, re-running hello (and
+// the failCommand fail point) each time, until the client hangs up.
+//
+// # Commands
+//
+// Built in: hello, isMaster, ismaster, ping, buildInfo (and buildinfo),
+// serverStatus (host, version, process, pid, uptime, connections,
+// opcounters), endSessions, killAllSessions (accepted, nothing to kill),
+// connectionStatus, whatsmyuri, saslStart, saslContinue, logout and
+// configureFailPoint. Command names are case-sensitive as in mongod.
+// Unknown commands fail with CommandNotFound (59). Server.Handle scripts
+// any command's reply.
+//
+// # Authentication
+//
+// Server-side SCRAM-SHA-1 and SCRAM-SHA-256 for users added with AddUser
+// (only salted keys are kept, never the password), with mechanism
+// negotiation (saslSupportedMechs), speculative authentication in hello,
+// and both the skipEmptyExchange and the older extra empty exchange. With
+// Options.Auth, every command except hello, ping, buildInfo, saslStart,
+// saslContinue, logout, connectionStatus, whatsmyuri and endSessions fails
+// with Unauthorized (13) until the connection has authenticated. Users
+// have no roles beyond that: an authenticated user may run everything
+// (connectionStatus reports root).
+//
+// # Fault injection
+//
+// configureFailPoint (or SetFailPoint from Go) with failCommand: modes
+// alwaysOn, off, {times: n} and {skip: n}; data failCommands,
+// closeConnection, errorCode, errorLabels, blockConnection with
+// blockTimeMS, writeConcernError (the command runs, and its ok:1 reply
+// carries the writeConcernError) and appName (matched against the client
+// metadata of the connection's handshake). The reply's count is how many
+// times the fail point had fired. onPrimaryTransactionalWrite and
+// failGetMoreAfterCursorCheckout are recorded for the handlers that
+// consult them. AddLatency delays every reply, ResetConnections closes
+// every open connection, CloseNextConnections closes the next n accepted
+// ones.
+//
+// Error labels: as mongod 4.4 and later, the server adds
+// RetryableWriteError to an error whose code the retryable writes
+// specification lists (and to an ok:1 reply whose writeConcernError code
+// it lists) when the command is a retryable write (insert, update, delete,
+// findAndModify or bulkWrite with txnNumber and outside a transaction) or
+// commitTransaction/abortTransaction. A fail point with errorLabels
+// replaces that choice, even with an empty list. Replies carrying a "not
+// primary" or "node is recovering" code include the topologyVersion.
+//
+// # Assertions
+//
+// Commands, CommandsOn, WaitForCommand and ClearCommands expose every
+// command received, in order, with its connection id, database, name and a
+// copy of its body. Authentication commands, and hellos carrying
+// speculativeAuthenticate, are logged with an empty body, as command
+// monitoring redacts them.
+//
+// # Differences from mongod
+//
+//   - The load-balanced role refuses a first hello without
+//     loadBalanced:true (BadValue), where mongos would answer without a
+//     serviceId; drivers in load-balanced mode always send it.
+//   - A malformed message closes the connection; mongod answers some
+//     decoding problems with an error reply instead.
+//   - configureFailPoint knows only the three fail points above; others
+//     fail with BadValue. activationProbability is not supported.
+//   - Awaitable hello argument errors use BadValue, not mongod's
+//     dedicated location codes.
+//   - lastWrite.lastWriteDate is "now" unless Topology.LastWrite is set, as
+//     for a member whose no-op writer keeps it current.
+//   - There are no roles or privileges beyond "authenticated"; X.509,
+//     PLAIN, GSSAPI, AWS and OIDC authentication are not supported
+//     (MechanismUnavailable).
+//   - TLS is not supported.
+package mongotest
