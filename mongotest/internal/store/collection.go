@@ -165,16 +165,18 @@ func (c *Collection) notify() {
 	c.wakeMu.Unlock()
 }
 
-// changed records a change; the caller holds c.mu and calls notify after
-// releasing it.
-func (c *Collection) changed() { c.version.Add(1) }
+// changed records a change and wakes watchers; the caller holds c.mu
+// (notify takes only wakeMu, which is never held while taking c.mu).
+func (c *Collection) changed() {
+	c.version.Add(1)
+	c.notify()
+}
 
 func (c *Collection) markDropped() {
 	c.mu.Lock()
 	c.dropped = true
 	c.changed()
 	c.mu.Unlock()
-	c.notify()
 }
 
 func (c *Collection) nsLocked() string { return c.db + "." + c.name }
@@ -182,10 +184,14 @@ func (c *Collection) nsLocked() string { return c.db + "." + c.name }
 // FindByID returns the document whose _id equals id (by index equality:
 // 1, 1.0 and NumberLong(1) are the same _id). The returned bytes are shared
 // and must not be modified. It does not allocate for _id values whose key
-// fits 64 bytes (ObjectIDs, numbers, short strings).
+// fits 64 bytes and is not a document or array (ObjectIDs, numbers, short
+// strings).
 func (c *Collection) FindByID(id bson.RawValue) (bson.Raw, bool) {
 	var buf [64]byte
-	k := appendKey(buf[:0], id, 0)
+	k, ok := appendScalarKey(buf[:0], id)
+	if !ok {
+		k = appendKey(nil, id, 0)
+	}
 	c.mu.RLock()
 	r := c.ids[string(k)]
 	c.mu.RUnlock()
@@ -290,7 +296,6 @@ func (c *Collection) InsertWithID(doc bson.Raw) (bson.Raw, error) {
 	}
 	c.changed()
 	c.mu.Unlock()
-	c.notify()
 	return stored, nil
 }
 
@@ -418,7 +423,6 @@ func (c *Collection) DeleteIf(id bson.RawValue, pred func(doc bson.Raw) bool) (b
 	doc := c.deleteLocked(r)
 	c.changed()
 	c.mu.Unlock()
-	c.notify()
 	return doc, true
 }
 
@@ -447,14 +451,8 @@ func (c *Collection) ReplaceDoc(id bson.RawValue, newDoc bson.Raw) (bson.Raw, er
 // before and after.
 func (c *Collection) Modify(id bson.RawValue, fn func(current bson.Raw) (bson.Raw, error)) (before, after bson.Raw, err error) {
 	k := Key(id)
-	modified := false
 	c.mu.Lock()
-	defer func() {
-		c.mu.Unlock()
-		if modified {
-			c.notify()
-		}
-	}()
+	defer c.mu.Unlock()
 	r := c.ids[k]
 	if c.dropped {
 		return nil, nil, errDropped(c.nsLocked())
@@ -483,7 +481,6 @@ func (c *Collection) Modify(id bson.RawValue, fn func(current bson.Raw) (bson.Ra
 	r.doc.Store(&stored)
 	c.bytes += int64(len(stored)) - int64(len(before))
 	c.changed()
-	modified = true
 	return before, stored, nil
 }
 

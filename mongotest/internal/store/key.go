@@ -45,7 +45,23 @@ const (
 // values, arrays by elements. Malformed bytes get a key of their own.
 func Key(v bson.RawValue) string {
 	var buf [64]byte
-	return string(appendKey(buf[:0], v, 0))
+	if k, ok := appendScalarKey(buf[:0], v); ok {
+		return string(k)
+	}
+	return string(appendKey(nil, v, 0))
+}
+
+// stringBytes returns the bytes of an encoded string value (int32 length,
+// bytes, NUL) that fills b exactly.
+func stringBytes(b []byte) ([]byte, bool) {
+	if len(b) < 5 {
+		return nil, false
+	}
+	n := int(int32(binary.LittleEndian.Uint32(b)))
+	if n < 1 || n != len(b)-4 || b[len(b)-1] != 0 {
+		return nil, false
+	}
+	return b[4 : len(b)-1], true
 }
 
 func appendLen(dst []byte, n int) []byte {
@@ -58,75 +74,71 @@ func appendInvalid(dst []byte, v bson.RawValue) []byte {
 	return append(dst, v.Value...)
 }
 
-// appendKey appends v's key to dst. It never panics: values whose bytes are
-// too short or malformed, or nested deeper than bson.MaxDepth, are keyed by
-// their raw bytes.
-func appendKey(dst []byte, v bson.RawValue, depth int) []byte {
+// appendScalarKey appends the key of a value that holds no document or
+// array; ok is false for those and for malformed values. It is apart from
+// the recursive appendKey so that a caller's stack buffer does not escape.
+func appendScalarKey(dst []byte, v bson.RawValue) (out []byte, ok bool) {
 	switch v.Type {
 	case bson.TypeMinKey:
-		return append(dst, tagMinKey)
+		return append(dst, tagMinKey), true
 	case bson.TypeMaxKey:
-		return append(dst, tagMaxKey)
+		return append(dst, tagMaxKey), true
 	case bson.TypeNull:
-		return append(dst, tagNull)
+		return append(dst, tagNull), true
 	case bson.TypeUndefined:
-		return append(dst, tagUndefined)
+		return append(dst, tagUndefined), true
 	case bson.TypeInt32:
 		if n, ok := v.Int32OK(); ok {
-			return appendIntKey(dst, int64(n))
+			return appendIntKey(dst, int64(n)), true
 		}
 	case bson.TypeInt64:
 		if n, ok := v.Int64OK(); ok {
-			return appendIntKey(dst, n)
+			return appendIntKey(dst, n), true
 		}
 	case bson.TypeDouble:
 		if f, ok := v.DoubleOK(); ok {
-			return appendDoubleKey(dst, f)
+			return appendDoubleKey(dst, f), true
 		}
 	case bson.TypeDecimal128:
 		if d, ok := v.Decimal128OK(); ok {
-			return appendDecimalKey(dst, d)
+			return appendDecimalKey(dst, d), true
 		}
-	case bson.TypeString:
-		if s, ok := v.StringValueOK(); ok {
+	case bson.TypeString, bson.TypeSymbol:
+		// Read in place: the bson accessors return a string, which would
+		// allocate on FindByID's path.
+		if s, ok := stringBytes(v.Value); ok {
 			dst = append(dst, tagString)
 			dst = appendLen(dst, len(s))
-			return append(dst, s...)
-		}
-	case bson.TypeSymbol:
-		if s, ok := v.SymbolOK(); ok {
-			dst = append(dst, tagString)
-			dst = appendLen(dst, len(s))
-			return append(dst, s...)
+			return append(dst, s...), true
 		}
 	case bson.TypeObjectID:
 		if len(v.Value) == 12 {
 			dst = append(dst, tagObjectID)
-			return append(dst, v.Value...)
+			return append(dst, v.Value...), true
 		}
 	case bson.TypeBoolean:
 		if b, ok := v.BooleanOK(); ok {
 			if b {
-				return append(dst, tagBool, 1)
+				return append(dst, tagBool, 1), true
 			}
-			return append(dst, tagBool, 0)
+			return append(dst, tagBool, 0), true
 		}
 	case bson.TypeDateTime:
 		if ms, ok := v.DateTimeOK(); ok {
 			dst = append(dst, tagDate)
-			return binary.BigEndian.AppendUint64(dst, uint64(ms))
+			return binary.BigEndian.AppendUint64(dst, uint64(ms)), true
 		}
 	case bson.TypeTimestamp:
 		if t, i, ok := v.TimestampOK(); ok {
 			dst = append(dst, tagTimestamp)
 			dst = binary.BigEndian.AppendUint32(dst, t)
-			return binary.BigEndian.AppendUint32(dst, i)
+			return binary.BigEndian.AppendUint32(dst, i), true
 		}
 	case bson.TypeBinary:
 		if b, ok := v.BinaryOK(); ok {
 			dst = append(dst, tagBinary, b.Subtype)
 			dst = appendLen(dst, len(b.Data))
-			return append(dst, b.Data...)
+			return append(dst, b.Data...), true
 		}
 	case bson.TypeRegex:
 		if p, o, ok := v.RegexOK(); ok {
@@ -136,21 +148,33 @@ func appendKey(dst []byte, v bson.RawValue, depth int) []byte {
 			dst = append(dst, p...)
 			dst = append(dst, 0)
 			dst = append(dst, o...)
-			return append(dst, 0)
+			return append(dst, 0), true
 		}
 	case bson.TypeDBPointer:
 		if ns, id, ok := v.DBPointerOK(); ok {
 			dst = append(dst, tagDBPointer)
 			dst = appendLen(dst, len(ns))
 			dst = append(dst, ns...)
-			return append(dst, id[:]...)
+			return append(dst, id[:]...), true
 		}
 	case bson.TypeJavaScript:
 		if s, ok := v.JavaScriptOK(); ok {
 			dst = append(dst, tagCode)
 			dst = appendLen(dst, len(s))
-			return append(dst, s...)
+			return append(dst, s...), true
 		}
+	}
+	return dst, false
+}
+
+// appendKey appends v's key to dst. It never panics: values whose bytes are
+// too short or malformed, or nested deeper than bson.MaxDepth, are keyed by
+// their raw bytes.
+func appendKey(dst []byte, v bson.RawValue, depth int) []byte {
+	if out, ok := appendScalarKey(dst, v); ok {
+		return out
+	}
+	switch v.Type {
 	case bson.TypeCodeWithScope:
 		if depth < bson.MaxDepth {
 			if code, scope, ok := v.CodeWithScopeOK(); ok {

@@ -216,7 +216,7 @@ func TestKeyBSONCorpus(t *testing.T) {
 		var suite struct {
 			TestKey string `json:"test_key"`
 			Valid   []struct {
-				Description  string `json:"description"`
+				Description   string `json:"description"`
 				CanonicalBSON string `json:"canonical_bson"`
 			} `json:"valid"`
 		}

@@ -313,13 +313,12 @@ func (s *Store) RenameCollection(fromDB, from, toDB, to string, dropTarget bool)
 	if fromDB != toDB {
 		src.uuid = newUUID()
 	}
-	src.version.Add(1)
+	src.changed()
 	src.mu.Unlock()
 	s.addLocked(src)
 	s.mu.Unlock()
 	if target != nil {
 		target.markDropped()
 	}
-	src.notify()
 	return nil
 }
