@@ -2,7 +2,9 @@ package agg
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -490,5 +492,39 @@ func TestNowDefaultsToRunTime(t *testing.T) {
 	ms := got[0].Lookup("t").DateTime()
 	if ms < before || ms > time.Now().UnixMilli() {
 		t.Fatalf("$$NOW = %d, want between %d and now", ms, before)
+	}
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	p, err := Compile(parseArray(t, `[{"$set": {"x": {"$add": ["$a", 1]}}}, {"$group": {"_id": null, "s": {"$sum": "$x"}}}]`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := parseArray(t, `[{"a": 1}, {"a": 2}, {"a": 3}]`)
+	want := `[{"_id":null,"s":{"$numberInt":"9"}}]`
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := p.Run(feed(in))
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			if len(got) != 1 {
+				errs <- fmt.Sprintf("%d results", len(got))
+				return
+			}
+			if g, err := bson.AppendExtJSON(nil, got[0], true); err != nil || "["+string(g)+"]" != want {
+				errs <- fmt.Sprintf("%s %v", g, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -3,11 +3,11 @@
 // and runs them over a stream of bson.Raw documents.
 //
 // Supported stages: $match (a query filter, plus a top-level $expr),
-// $project, $addFields and $set, $unset, $group,
-// $sort, $skip, $limit, $count, $unwind, $replaceRoot, $replaceWith and
-// $out. A stage name mongod does not know fails with Location40324; one it
-// knows but this package does not run ($lookup, $facet, $merge, ...) fails
-// with NotImplemented naming the stage.
+// $project, $addFields and $set, $unset, $group, $sort, $skip, $limit,
+// $count, $unwind, $replaceRoot, $replaceWith and $out. A stage name
+// mongod does not know fails with Location40324; one it knows but this
+// package does not run ($lookup, $facet, $merge, ...) fails with
+// NotImplemented naming the stage.
 //
 // Expressions: field paths (through arrays as aggregation does), $$ROOT,
 // $$CURRENT, $$NOW, $$REMOVE, literals and $literal, and the operators
@@ -15,7 +15,9 @@
 // $cmp, $and $or $not, $cond $ifNull, $concat $toLower $toUpper $substrCP
 // $strLenCP, $size $arrayElemAt $in $isArray, $type $toString $toInt
 // $toLong $toDouble $toBool. Accumulators: $sum $avg $min $max $push
-// $addToSet $first $last $count.
+// $addToSet $first $last $count. Other operators and accumulators mongod
+// has fail with NotImplemented; names mongod does not know fail as mongod
+// fails them (InvalidPipelineOperator, or 15952 in $group).
 //
 // Where this differs from mongod:
 //   - $group emits its groups in the order their keys were first seen;
@@ -28,5 +30,6 @@
 //   - $expr in $match works only at the top level of the filter, not
 //     inside $and, $or or $nor.
 //   - The let option, $$variables other than the ones above, collation and
-//     the 100 MB memory limits of $group and $sort are not implemented.
+//     the 100 MB memory limits of $group and $sort are not implemented;
+//     every document is still held to mongod's 16 MiB limit.
 package agg

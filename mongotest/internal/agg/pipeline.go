@@ -14,8 +14,10 @@ import (
 // Options configure a pipeline.
 type Options struct {
 	// Out writes the documents that reach a final $out stage to the named
-	// collection, replacing its contents. A pipeline with $out fails to
-	// compile when Out is nil.
+	// collection, replacing its contents (docs may be empty: the
+	// collection then exists and is empty). The documents are as the
+	// pipeline made them; the writer gives any without an _id one, as
+	// insert does. A pipeline with $out fails to compile when Out is nil.
 	Out func(db, coll string, docs []bson.Raw) error
 	// Now is the value of $$NOW; the zero Time means the time Run starts.
 	Now time.Time
