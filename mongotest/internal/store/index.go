@@ -412,30 +412,33 @@ func (ix *index) keys(doc bson.Raw) (keys []indexKey, skip bool, err error) {
 		}
 	}
 	// Distinct values per field, then their cartesian product.
-	per := make([][]bson.RawValue, len(walks))
+	per := make([][]fieldValue, len(walks))
 	total := 1
 	for i := range walks {
-		seen := make(map[string]bool, len(walks[i].vals))
-		for _, v := range walks[i].vals {
-			k := Key(v)
-			if !seen[k] {
-				seen[k] = true
-				per[i] = append(per[i], v)
-			}
-		}
+		per[i] = distinct(walks[i].vals)
 		total *= len(per[i])
 		if total > maxKeysPerDoc {
 			return nil, false, newError(codeCannotCreateIndex, "a document produces more than %d keys for index %s", maxKeysPerDoc, ix.spec.Name)
 		}
 	}
 	keys = make([]indexKey, 0, total)
+	if len(per) == 1 {
+		for _, fv := range per[0] {
+			keys = append(keys, indexKey{key: fv.key, vals: []bson.RawValue{fv.v}})
+		}
+		return keys, false, nil
+	}
 	combo := make([]int, len(per))
 	for {
 		vals := make([]bson.RawValue, len(per))
-		var kb []byte
+		n := 0
 		for i, j := range combo {
-			vals[i] = per[i][j]
-			kb = appendKey(kb, vals[i], 0)
+			n += len(per[i][j].key)
+		}
+		kb := make([]byte, 0, n)
+		for i, j := range combo {
+			vals[i] = per[i][j].v
+			kb = append(kb, per[i][j].key...)
 		}
 		keys = append(keys, indexKey{key: string(kb), vals: vals})
 		i := len(combo) - 1
@@ -450,6 +453,40 @@ func (ix *index) keys(doc bson.Raw) (keys []indexKey, skip bool, err error) {
 			return keys, false, nil
 		}
 	}
+}
+
+// fieldValue is one value a key path reached, with its key.
+type fieldValue struct {
+	v   bson.RawValue
+	key string
+}
+
+// distinct keys vals and drops repeated keys (an array holding a value
+// twice indexes it once).
+func distinct(vals []bson.RawValue) []fieldValue {
+	out := make([]fieldValue, 0, len(vals))
+	var seen map[string]bool
+	if len(vals) > 16 {
+		seen = make(map[string]bool, len(vals))
+	}
+outer:
+	for _, v := range vals {
+		k := Key(v)
+		if seen != nil {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		} else {
+			for _, o := range out {
+				if o.key == k {
+					continue outer
+				}
+			}
+		}
+		out = append(out, fieldValue{v: v, key: k})
+	}
+	return out
 }
 
 // checkParallel rejects a document in which two fields of a compound index
