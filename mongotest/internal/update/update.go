@@ -206,6 +206,9 @@ func (u *Update) checkPath(p string) ([]string, error) {
 	if p == "" {
 		return nil, mongoerr.New(codeEmptyFieldName, "An empty update path is not valid.")
 	}
+	if strings.IndexByte(p, 0) >= 0 {
+		return nil, mongoerr.New(mongoerr.BadValue, "The update path %q contains a NUL byte, which a field name cannot hold", p)
+	}
 	parts := strings.Split(p, ".")
 	for i, c := range parts {
 		if c == "" {

@@ -157,6 +157,7 @@ func TestCompileErrors(t *testing.T) {
 		{`{"$rename": {"a": "a"}}`, nil, mongoerr.BadValue, "must differ"},
 		{`{"$rename": {"a": "a.b"}}`, nil, mongoerr.BadValue, "same path"},
 		{`{"$rename": {"a.$[]": "b"}}`, nil, mongoerr.BadValue, "dynamic"},
+		{`{"$rename": {"a": "b\u0000c"}}`, nil, mongoerr.BadValue, "NUL byte"},
 		{`{"$pop": {"a": 2}}`, nil, mongoerr.FailedToParse, "$pop expects 1 or -1"},
 		{`{"$pop": {"a": "x"}}`, nil, mongoerr.FailedToParse, "Expected a number"},
 		{`{"$push": {"a": {"$each": 1}}}`, nil, mongoerr.BadValue, "$each"},
