@@ -15,6 +15,7 @@ const (
 	InternalError                   = 1
 	BadValue                        = 2
 	NoSuchKey                       = 4
+	EmptyFieldName                  = 56
 	Unauthorized                    = 13
 	TypeMismatch                    = 14
 	AuthenticationFailed            = 18
@@ -71,7 +72,7 @@ const (
 )
 
 var names = map[int32]string{
-	InternalError: "InternalError", BadValue: "BadValue", NoSuchKey: "NoSuchKey", Unauthorized: "Unauthorized",
+	InternalError: "InternalError", BadValue: "BadValue", NoSuchKey: "NoSuchKey", EmptyFieldName: "EmptyFieldName", Unauthorized: "Unauthorized",
 	TypeMismatch: "TypeMismatch", AuthenticationFailed: "AuthenticationFailed", IllegalOperation: "IllegalOperation",
 	NamespaceNotFound: "NamespaceNotFound", IndexNotFound: "IndexNotFound", PathNotViable: "PathNotViable",
 	ConflictingUpdateOperators: "ConflictingUpdateOperators", CursorNotFound: "CursorNotFound",
