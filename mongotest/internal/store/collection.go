@@ -53,7 +53,14 @@ type Collection struct {
 
 	wakeMu sync.Mutex
 	wake   chan struct{}
+	gone   bool // dropped; guarded by wakeMu
 }
+
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 var idIndexSpec = IndexSpec{Name: IDIndexName, Key: idKeyPattern, Version: 2}
 
@@ -145,11 +152,15 @@ func (c *Collection) Size() int64 {
 func (c *Collection) Version() uint64 { return c.version.Load() }
 
 // Watch returns a channel that is closed at the collection's next change
-// (or when it is dropped). To wait for new data without missing any, call
+// (or when it is dropped; for a dropped collection it is closed already). To wait for new data without missing any, call
 // Watch first, then look for data, then wait on the channel.
 func (c *Collection) Watch() <-chan struct{} {
 	c.wakeMu.Lock()
 	defer c.wakeMu.Unlock()
+	if c.gone {
+		// A dropped collection never changes again: waiters return at once.
+		return closedChan
+	}
 	if c.wake == nil {
 		c.wake = make(chan struct{})
 	}
@@ -175,6 +186,9 @@ func (c *Collection) changed() {
 func (c *Collection) markDropped() {
 	c.mu.Lock()
 	c.dropped = true
+	c.wakeMu.Lock()
+	c.gone = true
+	c.wakeMu.Unlock()
 	c.changed()
 	c.mu.Unlock()
 }
@@ -264,25 +278,27 @@ func (c *Collection) InsertWithID(doc bson.Raw) (bson.Raw, error) {
 	id := firstValue(stored)
 	r := &record{key: Key(id), init: stored}
 	r.doc.Store(&r.init)
-
 	c.mu.Lock()
-	if c.dropped {
-		c.mu.Unlock()
-		return nil, errDropped(c.nsLocked())
-	}
-	if c.ids[r.key] != nil {
-		err := c.dupIDLocked(id)
-		c.mu.Unlock()
+	defer c.mu.Unlock()
+	if err := c.insertLocked(r, id, stored); err != nil {
 		return nil, err
 	}
+	return stored, nil
+}
+
+func (c *Collection) insertLocked(r *record, id bson.RawValue, stored bson.Raw) error {
+	if c.dropped {
+		return errDropped(c.nsLocked())
+	}
+	if c.ids[r.key] != nil {
+		return c.dupIDLocked(id)
+	}
 	if c.opts.Capped && int64(len(stored)) > c.limit {
-		c.mu.Unlock()
-		return nil, mongoerr.New(mongoerr.BadValue, "document is larger than capped size %d > %d", len(stored), c.limit)
+		return mongoerr.New(mongoerr.BadValue, "document is larger than capped size %d > %d", len(stored), c.limit)
 	}
 	keys, err := c.checkKeysLocked(r, stored)
 	if err != nil {
-		c.mu.Unlock()
-		return nil, err
+		return err
 	}
 	r.id = c.nextID
 	c.nextID++
@@ -295,8 +311,7 @@ func (c *Collection) InsertWithID(doc bson.Raw) (bson.Raw, error) {
 		c.evictLocked()
 	}
 	c.changed()
-	c.mu.Unlock()
-	return stored, nil
+	return nil
 }
 
 func (c *Collection) dupIDLocked(id bson.RawValue) error {
@@ -415,14 +430,13 @@ func (c *Collection) Delete(id bson.RawValue) bool {
 func (c *Collection) DeleteIf(id bson.RawValue, pred func(doc bson.Raw) bool) (bson.Raw, bool) {
 	k := Key(id)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	r := c.ids[k]
 	if c.dropped || r == nil || (pred != nil && !pred(*r.doc.Load())) {
-		c.mu.Unlock()
 		return nil, false
 	}
 	doc := c.deleteLocked(r)
 	c.changed()
-	c.mu.Unlock()
 	return doc, true
 }
 

@@ -612,3 +612,47 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("scan saw %d of %d", n, c.Count())
 	}
 }
+
+func TestWatchDropped(t *testing.T) {
+	s := New()
+	c, _ := s.CollectionOrCreate("db", "c")
+	s.DropDatabase("db")
+	select {
+	case <-c.Watch():
+	default:
+		t.Error("Watch on a dropped collection should not block")
+	}
+}
+
+// TestCallbackPanic checks that a panicking callback does not leave the
+// collection locked.
+func TestCallbackPanic(t *testing.T) {
+	c := newColl(t)
+	_ = c.Insert(doc(t, `{"_id": 1}`))
+	calls := []func(){
+		func() { c.DeleteIf(val(t, `1`), func(bson.Raw) bool { panic("pred") }) },
+		func() {
+			_, _, _ = c.Modify(val(t, `1`), func(bson.Raw) (bson.Raw, error) { panic("fn") })
+		},
+	}
+	for i, call := range calls {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("call %d did not panic", i)
+				}
+			}()
+			call()
+		}()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = c.Insert(doc(t, fmt.Sprintf(`{"_id": %d}`, 10+i)))
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("call %d left the collection locked", i)
+		}
+	}
+}

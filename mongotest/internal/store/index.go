@@ -35,7 +35,8 @@ type IndexSpec struct {
 	Hidden bool
 	// PartialFilterExpression is listed as given. A unique partial index
 	// also needs PartialFilter, which decides whether a document belongs in
-	// the index; CreateIndexes refuses one without it.
+	// the index; CreateIndexes refuses one without it. PartialFilter runs
+	// under the collection's lock and must not call the collection.
 	PartialFilterExpression bson.Raw
 	PartialFilter           func(doc bson.Raw) bool
 	// ExpireAfterSeconds is listed but never enforced: documents do not

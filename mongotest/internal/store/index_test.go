@@ -404,3 +404,78 @@ func TestListIndexes(t *testing.T) {
 		t.Errorf("ListIndexes\n got %s\nwant %s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+func TestModifyIndex(t *testing.T) {
+	yes, no := true, false
+	ttl, bad := int64(120), int64(-1)
+	cases := []struct {
+		name   string
+		index  string
+		hidden *bool
+		ttl    *int64
+		want   int32
+		listed string
+	}{
+		{"hide", "a_1", &yes, nil, 0, `{"v":2,"key":{"a":1},"name":"a_1","hidden":true}`},
+		{"unhide", "a_1", &no, nil, 0, `{"v":2,"key":{"a":1},"name":"a_1"}`},
+		{"ttl", "t_1", nil, &ttl, 0, `{"v":2,"key":{"t":1},"name":"t_1","expireAfterSeconds":120}`},
+		{"bad ttl", "t_1", nil, &bad, mongoerr.InvalidOptions, ""},
+		{"ttl on a non-TTL index", "a_1", nil, &ttl, mongoerr.InvalidOptions, ""},
+		{"hide _id", "_id_", &yes, nil, mongoerr.BadValue, ""},
+		{"missing", "nope", &yes, nil, mongoerr.IndexNotFound, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newColl(t)
+			if _, err := c.CreateIndexes([]IndexSpec{spec(t, `{"key": {"a": 1}}`), spec(t, `{"key": {"t": 1}, "expireAfterSeconds": 60}`)}); err != nil {
+				t.Fatal(err)
+			}
+			before := c.ListIndexes()
+			old, err := c.ModifyIndex(tc.index, tc.hidden, tc.ttl)
+			if code(err) != tc.want {
+				t.Fatalf("ModifyIndex = %v, want code %d", err, tc.want)
+			}
+			if err != nil {
+				return
+			}
+			if old.Name != tc.index {
+				t.Errorf("old spec %+v", old)
+			}
+			for _, s := range c.ListIndexes() {
+				if s.Name == tc.index && extJSON(t, s.Raw()) != tc.listed {
+					t.Errorf("listed %s, want %s", extJSON(t, s.Raw()), tc.listed)
+				}
+			}
+			for _, s := range before {
+				if s.Hidden || (s.ExpireAfterSeconds != nil && *s.ExpireAfterSeconds != 60) {
+					t.Error("ModifyIndex changed a spec handed out earlier")
+				}
+			}
+		})
+	}
+	// A hidden unique index still enforces uniqueness, as in mongod.
+	c := newColl(t)
+	_, _ = c.CreateIndexes([]IndexSpec{spec(t, `{"key": {"u": 1}, "unique": true}`)})
+	_ = c.Insert(doc(t, `{"u": 1}`))
+	if _, err := c.ModifyIndex("u_1", &yes, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Insert(doc(t, `{"u": 1}`)); code(err) != mongoerr.DuplicateKey {
+		t.Errorf("hidden unique index: %v", err)
+	}
+}
+
+func TestSetExtraOptions(t *testing.T) {
+	s := New()
+	_ = s.CreateCollection("db", "c", CollectionOptions{Capped: true, Size: 4096})
+	c := s.Collection("db", "c")
+	if err := c.SetExtraOptions(doc(t, `{"validator": {"a": 1}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := extJSON(t, s.ListCollections("db")[0].Options); got != `{"capped":true,"size":4096,"validator":{"a":1}}` {
+		t.Errorf("options %s", got)
+	}
+	if err := c.SetExtraOptions(bson.Raw{9, 9}); code(err) != codeInvalidBSON {
+		t.Errorf("invalid options: %v", err)
+	}
+}

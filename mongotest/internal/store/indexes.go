@@ -1,6 +1,8 @@
 package store
 
 import (
+	"math"
+
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
@@ -230,4 +232,71 @@ func (c *Collection) NumIndexes() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return 1 + len(c.indexes)
+}
+
+// ModifyIndex changes an index's hidden flag and/or TTL, as collMod's
+// index option does, and returns the spec as it was before. The _id index
+// cannot be hidden (BadValue); changing expireAfterSeconds of an index that
+// has none fails with InvalidOptions; an unknown name with IndexNotFound.
+func (c *Collection) ModifyIndex(name string, hidden *bool, expireAfterSeconds *int64) (IndexSpec, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dropped {
+		return IndexSpec{}, errDropped(c.nsLocked())
+	}
+	if name == IDIndexName {
+		if hidden != nil && *hidden {
+			return IndexSpec{}, mongoerr.New(mongoerr.BadValue, "can't hide _id index")
+		}
+		if expireAfterSeconds != nil {
+			return IndexSpec{}, mongoerr.New(mongoerr.InvalidOptions, "no expireAfterSeconds field to update")
+		}
+		return idIndexSpec, nil
+	}
+	i := c.findIndexLocked(name)
+	if i < 0 {
+		return IndexSpec{}, mongoerr.New(mongoerr.IndexNotFound, "cannot find index %s for ns %s", name, c.nsLocked())
+	}
+	ix := c.indexes[i]
+	old := ix.spec
+	if expireAfterSeconds != nil {
+		if old.ExpireAfterSeconds == nil {
+			return IndexSpec{}, mongoerr.New(mongoerr.InvalidOptions, "no expireAfterSeconds field to update")
+		}
+		if n := *expireAfterSeconds; n < 0 || n > math.MaxInt32 {
+			return IndexSpec{}, mongoerr.New(mongoerr.InvalidOptions, "TTL index 'expireAfterSeconds' option must be within an acceptable range, try 0-%d", math.MaxInt32)
+		}
+	}
+	// A new index value, not a change in place: ListIndexes results handed
+	// out earlier keep what they showed.
+	spec := old
+	if hidden != nil {
+		spec.Hidden = *hidden
+	}
+	if expireAfterSeconds != nil {
+		n := *expireAfterSeconds
+		spec.ExpireAfterSeconds = &n
+	}
+	c.indexes[i] = &index{spec: spec, fields: ix.fields, identity: ix.identity, entries: ix.entries}
+	c.changed()
+	return old, nil
+}
+
+// SetExtraOptions replaces the extra collection options listCollections
+// shows (CollectionOptions.Extra), as collMod does for a validator.
+func (c *Collection) SetExtraOptions(extra bson.Raw) error {
+	if extra != nil {
+		if err := extra.Validate(); err != nil {
+			return newError(codeInvalidBSON, "collection options are not valid BSON: %v", err)
+		}
+		extra = append(bson.Raw(nil), extra...)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dropped {
+		return errDropped(c.nsLocked())
+	}
+	c.opts.Extra = extra
+	c.changed()
+	return nil
 }

@@ -81,7 +81,8 @@ func (s *Store) DropDatabase(db string) bool {
 // CollectionOptions are the options of create that the store implements.
 type CollectionOptions struct {
 	// Capped collections keep at most Size bytes and, when Max > 0, at
-	// most Max documents, evicting the oldest on insert.
+	// most Max documents, evicting the oldest on insert. Size and Max are
+	// ignored (and not listed) unless Capped is set.
 	Capped bool
 	Size   int64
 	Max    int64
