@@ -46,9 +46,9 @@ func formatValue(dst []byte, v bson.RawValue, depth int) []byte {
 		dst = v.Decimal128().AppendString(dst)
 		return append(dst, `")`...)
 	case bson.TypeString:
-		return strconv.AppendQuote(dst, v.StringValue())
+		return appendClipped(dst, v.StringValue())
 	case bson.TypeSymbol:
-		return strconv.AppendQuote(dst, v.Symbol())
+		return appendClipped(dst, v.Symbol())
 	case bson.TypeObjectID:
 		id := v.ObjectID()
 		dst = append(dst, "ObjectId('"...)
@@ -86,6 +86,10 @@ func formatValue(dst []byte, v bson.RawValue, depth int) []byte {
 		dst = append(dst, "BinData("...)
 		dst = strconv.AppendUint(dst, uint64(b.Subtype), 10)
 		dst = append(dst, ", "...)
+		if len(b.Data) > maxFormatLen/2 {
+			dst = hex.AppendEncode(dst, b.Data[:maxFormatLen/2])
+			return append(dst, "...)"...)
+		}
 		dst = hex.AppendEncode(dst, b.Data)
 		return append(dst, ')')
 	case bson.TypeJavaScript:
@@ -157,4 +161,13 @@ func formatDoc(dst []byte, doc bson.Raw, depth int) []byte {
 		dst = append(dst, ' ')
 	}
 	return append(dst, '}')
+}
+
+// appendClipped appends s quoted, cut to maxFormatLen bytes.
+func appendClipped(dst []byte, s string) []byte {
+	if len(s) <= maxFormatLen {
+		return strconv.AppendQuote(dst, s)
+	}
+	dst = strconv.AppendQuote(dst, s[:maxFormatLen])
+	return append(dst, "..."...)
 }
