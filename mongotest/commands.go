@@ -183,7 +183,7 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 			return nil, nil, nil, errClose("closed by the failCommand fail point")
 		}
 		if fx.blockConnection {
-			if err := sleep(ctx, fx.blockTime); err != nil {
+			if err := c.waitFor(ctx, fx.blockTime, nil); err != nil {
 				return nil, nil, nil, err
 			}
 		}

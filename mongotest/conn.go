@@ -25,7 +25,6 @@ type Conn struct {
 
 	ctx       context.Context
 	cancel    context.CancelFunc
-	msgs      chan *wire.Buffer
 	closeOnce sync.Once
 
 	mu         sync.Mutex
@@ -57,10 +56,9 @@ const maxKeptBuffer = 1 << 20
 
 func newConn(s *Server, nc net.Conn) *Conn {
 	c := &Conn{
-		s:    s,
-		id:   s.nextConnID.Add(1),
-		nc:   nc,
-		msgs: make(chan *wire.Buffer),
+		s:  s,
+		id: s.nextConnID.Add(1),
+		nc: nc,
 	}
 	if nc != nil {
 		c.br = bufio.NewReaderSize(nc, 16<<10)
@@ -133,26 +131,6 @@ func (c *Conn) close(reason string) {
 	})
 }
 
-// readLoop reads whole messages and hands them to handleLoop. Reading on
-// its own goroutine lets the server notice a client hanging up while a
-// handler waits (an awaitable hello, blockConnection, latency).
-func (c *Conn) readLoop() {
-	defer c.s.wg.Done()
-	for {
-		buf, err := wire.ReadMessage(c.br, MaxMessageSizeBytes)
-		if err != nil {
-			c.close(readFailure(c.ctx, err))
-			return
-		}
-		select {
-		case c.msgs <- buf:
-		case <-c.ctx.Done():
-			buf.Release()
-			return
-		}
-	}
-}
-
 // readFailure returns the reason to record for a failed read, or "" when
 // the client simply went away or the server is closing the connection.
 func readFailure(ctx context.Context, err error) string {
@@ -166,6 +144,10 @@ func readFailure(ctx context.Context, err error) string {
 	return err.Error()
 }
 
+// handleLoop reads and answers the connection's messages, one at a time.
+// Reading on this goroutine, rather than on a reader goroutine of its own,
+// halves the round trip over loopback; waits watch for a hang-up instead
+// (waitFor).
 func (c *Conn) handleLoop() {
 	defer c.s.wg.Done()
 	defer func() {
@@ -177,18 +159,70 @@ func (c *Conn) handleLoop() {
 		}
 	}()
 	for {
-		select {
-		case buf := <-c.msgs:
-			err := c.handleMessage(buf.B)
-			buf.Release()
-			if err != nil {
-				c.close(closeReason(c.ctx, err))
-				return
-			}
-		case <-c.ctx.Done():
+		buf, err := wire.ReadMessage(c.br, MaxMessageSizeBytes)
+		if err != nil {
+			c.close(readFailure(c.ctx, err))
+			return
+		}
+		err = c.handleMessage(buf.B)
+		buf.Release()
+		if err != nil {
+			c.close(closeReason(c.ctx, err))
 			return
 		}
 	}
+}
+
+// waitFor blocks until d has passed, ch (when not nil) is closed, or the
+// connection ends. Meanwhile a watcher notices the client hanging up, so an
+// awaitable hello or a blocked command does not outlive its client.
+func (c *Conn) waitFor(ctx context.Context, d time.Duration, ch <-chan struct{}) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	stop := c.watch()
+	defer stop()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// watch starts a goroutine that peeks at the socket: an error other than
+// the deadline stop sets means the client is gone, and the connection is
+// closed. Peeking consumes nothing, so bytes that do arrive (a pipelined
+// request) stay buffered for the next read. stop must be called before the
+// connection reads again.
+func (c *Conn) watch() (stop func()) {
+	if c.nc == nil || c.br == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	c.s.wg.Add(1)
+	go func() {
+		defer c.s.wg.Done()
+		defer close(done)
+		if _, err := c.br.Peek(1); err != nil && !isTimeout(err) {
+			c.close("")
+		}
+	}()
+	return func() {
+		// A deadline in the past ends the peek at once.
+		c.nc.SetReadDeadline(time.Unix(1, 0))
+		<-done
+		c.nc.SetReadDeadline(time.Time{})
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // closeReason turns the error that ended a connection into the reason to
@@ -429,19 +463,7 @@ func (c *Conn) delay() error {
 	if d <= 0 {
 		return nil
 	}
-	return sleep(c.ctx, d)
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return c.waitFor(c.ctx, d, nil)
 }
 
 // handleQuery answers an OP_QUERY. Only the legacy hello is accepted, as

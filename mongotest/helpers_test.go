@@ -22,6 +22,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/internal/wire"
+	"github.com/xdg-go/stringprep"
 )
 
 // The driver's connection package lives under driver/internal and cannot
@@ -266,11 +267,6 @@ func (c *client) closed() bool {
 	return err != nil && !isTimeout(err)
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
 // scramClient is a SCRAM client written from RFC 5802 for the tests.
 type scramClient struct {
 	mech, user, password    string
@@ -311,6 +307,9 @@ func (s *scramClient) final(serverFirst []byte) ([]byte, error) {
 		return nil, err
 	}
 	h, secret := sha256.New, s.password
+	if p, err := stringprep.SASLprep.Prepare(s.password); err == nil {
+		secret = p
+	}
 	if s.mech == SCRAMSHA1 {
 		sum := md5.Sum([]byte(s.user + ":mongo:" + s.password))
 		h, secret = sha1.New, hex.EncodeToString(sum[:])
@@ -417,3 +416,5 @@ func waitConnError(t testing.TB, s *Server, want string) ConnectionError {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func timeIn() time.Time { return time.Now().Add(5 * time.Second) }

@@ -269,8 +269,7 @@ func (s *Server) serve(nc net.Conn) *Conn {
 		s.forget(c)
 		return nil
 	}
-	s.wg.Add(2)
-	go c.readLoop()
+	s.wg.Add(1)
 	go c.handleLoop()
 	return c
 }

@@ -270,15 +270,9 @@ func helloCmd(ctx context.Context, s *Server, r *Request) (bson.Raw, error) {
 				return nil, newError(mongoerr.BadValue, "topologyVersion.counter %d is newer than the server's %d", clientCounter, counter)
 			}
 			if clientCounter == counter {
-				t := time.NewTimer(time.Duration(maxAwait) * time.Millisecond)
-				select {
-				case <-changed:
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					return nil, ctx.Err()
+				if err := c.waitFor(ctx, time.Duration(maxAwait)*time.Millisecond, changed); err != nil {
+					return nil, err
 				}
-				t.Stop()
 				topo, counter, _ = s.topologySnapshot()
 			}
 		}
