@@ -62,7 +62,15 @@
 // connectionStatus, whatsmyuri, saslStart, saslContinue, logout and
 // configureFailPoint. Command names are case-sensitive as in mongod.
 // Unknown commands fail with CommandNotFound (59). Server.Handle scripts
-// any command's reply.
+// any command's reply. A handler's error becomes {ok: 0, errmsg, code,
+// codeName, errorLabels}; a successful reply gets ok: 1. The Stable API's
+// apiVersion is checked ("1"); apiStrict and apiDeprecationErrors are
+// accepted and not enforced.
+//
+// Each connection is served by one goroutine, which reads, runs and
+// answers one message at a time, as mongod does; while a command waits (an
+// awaitable hello, blockConnection, added latency) a short-lived watcher
+// notices the client hanging up. Close stops them all.
 //
 // # Authentication
 //

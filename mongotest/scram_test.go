@@ -66,6 +66,20 @@ func TestSCRAM(t *testing.T) {
 	}
 }
 
+// SCRAM-SHA-256 passwords go through SASLprep on both sides, so an
+// equivalent spelling authenticates; SCRAM-SHA-1 uses the raw digest.
+func TestSCRAMSASLprep(t *testing.T) {
+	s := authServer(t)
+	c := connect(t, s, clientOpts{})
+	if err := c.auth("admin", newSCRAMClient(SCRAMSHA256, "both", "pencil-IX-sEcReT"), true); err != nil {
+		t.Error(err)
+	}
+	c = connect(t, s, clientOpts{})
+	if err := c.auth("admin", newSCRAMClient(SCRAMSHA1, "both", "pencil-IX-sEcReT"), true); asCmdError(t, err).Code != 18 {
+		t.Error(err)
+	}
+}
+
 func TestSCRAMFailures(t *testing.T) {
 	s := authServer(t)
 	for _, tc := range []struct {
