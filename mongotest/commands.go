@@ -24,6 +24,9 @@ type Request struct {
 	Conn *Conn
 	// ExhaustAllowed is the OP_MSG exhaustAllowed flag.
 	ExhaustAllowed bool
+	// Compressor is the compressor the request arrived with ("snappy",
+	// "zlib", "zstd", "noop"), or "" when it was not compressed.
+	Compressor string
 
 	parseErr    error // a problem with the message a reply can report
 	legacyQuery bool  // the request came as OP_QUERY

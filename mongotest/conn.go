@@ -305,6 +305,9 @@ func (c *Conn) handleMsg(msg []byte, comp wire.Compressor, compressed bool) erro
 	}
 	r := &c.req
 	c.decodeRequest(r, m)
+	if compressed {
+		r.Compressor = comp.String()
+	}
 	reply, err := c.dispatch(c.ctx, r)
 	if err != nil {
 		return err

@@ -18,7 +18,9 @@ type Command struct {
 	// hellos that carry speculativeAuthenticate it is the empty document,
 	// as command monitoring redacts them: no credential is ever logged.
 	Body bson.Raw
-	Time time.Time
+	// Compressor is the compressor the command arrived with, or "".
+	Compressor string
+	Time       time.Time
 }
 
 // commandLog keeps the most recent commands, at most limit of them.
@@ -42,7 +44,7 @@ func (l *commandLog) add(connID int64, r *Request) {
 	if !redacted(r) {
 		body = append(bson.Raw(nil), r.Body...)
 	}
-	e := Command{ConnID: connID, DB: r.DB, Name: r.Name, Body: body, Time: time.Now()}
+	e := Command{ConnID: connID, DB: r.DB, Name: r.Name, Body: body, Compressor: r.Compressor, Time: time.Now()}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.entries = append(l.entries, e)
