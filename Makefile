@@ -8,7 +8,7 @@ SPECS     ?= $(if $(MONGODB_SPECS_DIR),$(MONGODB_SPECS_DIR),$(abspath ../shared/
 # duration runs out (golang/go#75804, fixed in Go 1.27).
 FUZZTIME  ?= 150000x
 # Packages whose code runs concurrently; they run under the race detector.
-RACE_PKGS ?= ./bson/... ./driver/... ./internal/...
+RACE_PKGS ?= ./bson/... ./driver/... ./internal/... ./mongotest/...
 
 export MONGODB_SPECS_DIR := $(SPECS)
 
@@ -27,14 +27,15 @@ vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 
-# The unit and spec tests, with two FerretDB servers running for the
-# interop tests (MONGOSCOPE_REQUIRE_FERRETDB makes them fail rather than
+# The unit and spec tests, then the official driver against mongotest
+# (tools/fidelity), with two FerretDB servers running for the interop tests (MONGOSCOPE_REQUIRE_FERRETDB makes them fail rather than
 # skip if the servers are missing); the servers stop whatever happens.
 unit: ferretdb-build
 	@trap '$(FERRETDB) stop' EXIT; trap 'exit 130' INT TERM; $(FERRETDB) start && \
 	  set -a && . $(FERRETDB_ENV) && set +a && \
 	  MONGOSCOPE_REQUIRE_FERRETDB=1 $(GO) test -count=1 ./... && \
-	  (cd tools/ferretdb && $(GO) vet ./... && $(GO) test -count=1 ./...)
+	  (cd tools/ferretdb && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
+	  (cd tools/fidelity && $(GO) vet ./... && $(GO) test -count=1 ./...)
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
