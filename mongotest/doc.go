@@ -54,6 +54,50 @@
 // server keeps streaming replies with moreToCome, re-running hello (and
 // the failCommand fail point) each time, until the client hangs up.
 //
+// # Replica sets
+//
+// NewReplicaSet (StartReplicaSet outside a test) starts n members on
+// loopback ports that agree on one configuration: every member's hello
+// lists the same hosts, passives and arbiters, setName, setVersion (1) and
+// primary, and the primary adds its electionId (0x7fffffff then the
+// term, as mongod derives it). ReplicaSetOptions mark members hidden,
+// passive or arbiters and give them tags; member 0 starts as the primary
+// in term 1. URI lists every member but the hidden ones, with replicaSet.
+//
+// A Go call triggers each change, and every change is recorded as an event
+// (Events, LastEvent, WaitFor) that a test can wait on:
+//   - StepDown, or the replSetStepDown command (stepDownSecs,
+//     secondaryCatchUpPeriodSecs, force): once another member is electable
+//     the primary becomes a secondary that may not be elected for
+//     stepDownSecs (60 by default); without one it waits for the catch-up
+//     period, then fails with ExceededTimeLimit (262). On a non-primary it
+//     fails with NotWritablePrimary (10107). Connections stay open, as in
+//     mongod 4.2 and later;
+//   - an election follows ElectionDelay (DefaultElectionDelay, 50ms,
+//     when zero; at once when negative) after the set loses its primary.
+//     The electable member (reachable, not hidden, passive, an arbiter or
+//     frozen) with the least lag wins, then the lowest index; the term,
+//     and so the electionId, increase. Elect(i) forces one at once;
+//   - Kill stops a member (its port closes, its connections drop) and
+//     Restart brings it back on the same port as a secondary with a new
+//     processId, the set's data and users, and no fail points;
+//   - Partition closes a member's connections and every new one as soon
+//     as it is accepted, though the port stays open; Heal ends that;
+//   - SetLag makes a secondary's lastWrite (opTime and lastWriteDate)
+//     trail the primary's, for maxStalenessSeconds;
+//   - replSetFreeze (secs; 0 unfreezes) keeps a secondary from being
+//     elected; on the primary it fails with NotSecondary (135).
+//
+// Every member votes: a primary left without a reachable majority steps
+// down, and no member is elected until a majority is back. Each change
+// gives every member whose view changed a new topologyVersion, which
+// answers its waiting awaitable and streaming hellos at once.
+// replSetGetStatus reports set, date, myState, term and, per member, _id,
+// name, health, state, stateStr, uptime, optime, optimeDate, electionTime
+// and electionDate (the primary), configVersion and self. The three
+// replSet commands run on the admin database only, and fail with
+// NoReplicationEnabled (76) on a server outside a ReplicaSet.
+//
 // # Commands
 //
 // Built in: hello, isMaster, ismaster, ping, buildInfo (and buildinfo),
@@ -132,4 +176,11 @@
 //     PLAIN, GSSAPI, AWS and OIDC authentication are not supported
 //     (MechanismUnavailable).
 //   - TLS is not supported.
+//   - Replica sets: the members notice a killed or partitioned primary at
+//     once (their hellos drop it) rather than after electionTimeoutMillis;
+//     a partition closes connections rather than leaving them silent; a
+//     step-down does not wait for a secondary to catch up on lag (any
+//     electable member will do); a lagging member's lag stays as set, and
+//     SetLag also answers waiting hellos. replSetGetStatus leaves out the
+//     heartbeat, sync source and optimes-by-kind fields.
 package mongotest

@@ -78,6 +78,9 @@ type Topology struct {
 	// LastWrite is lastWrite.lastWriteDate; zero means now, as for a
 	// member that is fully caught up. A lagging secondary sets it back.
 	LastWrite time.Time
+	// Lag, when LastWrite is zero, makes lastWriteDate trail now by that
+	// much: a secondary that keeps replicating, late by Lag.
+	Lag time.Duration
 }
 
 func (t Topology) validate() error {
@@ -87,8 +90,8 @@ func (t Topology) validate() error {
 	if t.Role.replicaSet() && t.SetName == "" {
 		return fmt.Errorf("mongotest: Topology.SetName is required for the %s role", t.Role)
 	}
-	if t.SetVersion < 0 || t.Term < 0 {
-		return fmt.Errorf("mongotest: Topology.SetVersion and Term must not be negative")
+	if t.SetVersion < 0 || t.Term < 0 || t.Lag < 0 {
+		return fmt.Errorf("mongotest: Topology.SetVersion, Term and Lag must not be negative")
 	}
 	return nil
 }
@@ -114,6 +117,9 @@ type topologyState struct {
 	t       Topology
 	counter int64
 	changed chan struct{}
+	// member is the server's place in a ReplicaSet, or nil; the
+	// replSet* commands need it.
+	member *rsMember
 }
 
 // Topology returns a copy of the server's current topology.
@@ -425,7 +431,7 @@ func (s *Server) appendMembers(dst []byte, topo Topology, me, writable string) [
 	if topo.Role != RoleArbiter {
 		lw := topo.LastWrite
 		if lw.IsZero() {
-			lw = time.Now()
+			lw = time.Now().Add(-topo.Lag)
 		}
 		ts := bson.Timestamp{T: uint32(lw.Unix()), I: 1}
 		if now := s.clock.now(); now.T == ts.T {
