@@ -3,6 +3,7 @@ package mongotest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"runtime"
 	"strings"
@@ -697,4 +698,32 @@ func TestReplicaSetGoroutines(t *testing.T) {
 	c.nc.Close()
 	waiting.nc.Close()
 	waitGoroutines(t, base)
+}
+
+// A three-member set whose primary steps down; the test waits for the
+// election that follows. In a test, use NewReplicaSet, which closes the
+// set when the test ends.
+func ExampleReplicaSet() {
+	rs, err := StartReplicaSet(3, ReplicaSetOptions{ElectionDelay: 10 * time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rs.Close()
+	ctx := context.Background()
+	seq := rs.LastEvent()
+	if err := rs.StepDown(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ev, err := rs.WaitFor(ctx, EventElected, seq)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("member", ev.Member, "elected in term", ev.Term)
+	fmt.Println(rs.Primary() == rs.Members()[1])
+	// Output:
+	// member 1 elected in term 2
+	// true
 }
