@@ -2,6 +2,7 @@ package mongotest
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -199,6 +200,12 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 		}
 	}
 	res, err := cmd.h(ctx, s, r)
+	var ec errClose
+	if errors.As(err, &ec) {
+		// A handler closes the connection on purpose (the
+		// onPrimaryTransactionalWrite fail point).
+		return nil, nil, nil, ec
+	}
 	if err == nil && cmd.flags&cmdUser != 0 && res != nil {
 		if verr := res.Validate(); verr != nil {
 			return nil, newError(mongoerr.InternalError, "the handler set with Handle(%q) returned invalid BSON: %v", r.Name, verr), nil, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/internal/wire"
+	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
 // Server limits, reported in hello and enforced on reads.
@@ -97,6 +98,14 @@ type Server struct {
 	fps   failPoints
 	log   commandLog
 	ops   opCounters
+
+	// store holds the databases; replica-set members share one.
+	store   *store.Store
+	cursors cursorTable
+	// retries remembers retryable writes' replies; shared by every
+	// server over the same store, as mongod replicates its transaction
+	// table.
+	retries *retryTable
 }
 
 // ConnectionError records why the server closed a client connection: a
@@ -125,26 +134,46 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	addr := opts.Addr
+	if err := s.listen(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// listen starts accepting connections on Options.Addr; on failure the
+// server is cancelled and must not be used.
+func (s *Server) listen() error {
+	addr := s.opts.Addr
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		s.cancel()
-		return nil, fmt.Errorf("mongotest: listen on %s: %w", addr, err)
+		return fmt.Errorf("mongotest: listen on %s: %w", addr, err)
 	}
 	s.ln = ln
 	s.addr = ln.Addr().String()
 	s.wg.Add(1)
 	go s.accept()
-	return s, nil
+	return nil
 }
 
 // newServer builds a server without a listener; tests and benchmarks that
 // feed connections directly use it.
 func newServer(opts Options) (*Server, error) {
+	return newServerWithStore(opts, store.New())
+}
+
+// newServerWithStore builds a server without a listener over st, which
+// other servers (a replica set's members) may share.
+func newServerWithStore(opts Options, st *store.Store) (*Server, error) {
+	if st == nil {
+		return nil, errors.New("mongotest: newServerWithStore needs a store")
+	}
 	s := &Server{
+		store:     st,
+		retries:   retryTableFor(st),
 		opts:      opts,
 		processID: bson.NewObjectID(),
 		serviceID: bson.NewObjectID(),
