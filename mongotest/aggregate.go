@@ -1,0 +1,147 @@
+package mongotest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
+	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+	"github.com/mongoscope/mongoscope/mongotest/internal/store"
+)
+
+func init() {
+	register("aggregate", aggregateCmd, 0)
+}
+
+var aggregateArgs = fieldSet("pipeline", "cursor", "explain", "allowDiskUse", "bypassDocumentValidation", "hint")
+
+// collectionlessStages are the stages that run without a collection
+// ({aggregate: 1}); mongotest has none of them.
+var collectionlessStages = fieldSet("$currentOp", "$documents", "$listLocalSessions", "$changeStream",
+	"$listCatalog", "$queryStats", "$querySettings", "$listClusterCatalog")
+
+func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
+	if err := checkArgs(r, aggregateArgs); err != nil {
+		return nil, err
+	}
+	if _, err := r.Body.LookupErr("explain"); err == nil {
+		return nil, newError(mongoerr.NotImplemented, "mongotest does not support the explain option of aggregate")
+	}
+	pv, err := r.Body.LookupErr("pipeline")
+	if err != nil {
+		return nil, newError(40414, "BSON field 'aggregate.pipeline' is missing but a required field")
+	}
+	arr, ok := pv.ArrayOK()
+	if !ok {
+		return nil, newError(mongoerr.TypeMismatch, "BSON field 'aggregate.pipeline' is the wrong type '%s', expected type 'array'", typeName(pv.Type))
+	}
+	var stages []bson.Raw
+	it := arr.Iter()
+	for it.Next() {
+		st, ok := it.Value().DocumentOK()
+		if !ok {
+			return nil, newError(mongoerr.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+		}
+		stages = append(stages, st)
+	}
+	if _, err := r.Body.LookupErr("cursor"); err != nil {
+		return nil, newError(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
+	}
+	batchSize, err := cursorOptions(r.Body, r.Name)
+	if err != nil {
+		return nil, err
+	}
+	target := r.Body.Lookup("aggregate")
+	if target.Type != bson.TypeString {
+		if n, ok := target.AsInt64OK(); !ok || n != 1 || !target.IsNumber() {
+			return nil, newError(mongoerr.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1")
+		}
+		return nil, collectionlessError(stages)
+	}
+	collName, err := collectionArg(r)
+	if err != nil {
+		return nil, err
+	}
+	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: s.writeOut})
+	if err != nil {
+		return nil, err
+	}
+	if p.HasOut() {
+		err = s.checkWrite(r)
+	} else {
+		err = s.checkRead(r)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := s.store.Collection(r.DB, collName)
+	if err := checkHint(r.Body, c); err != nil {
+		return nil, err
+	}
+	docs, err := p.Run(func(yield func(bson.Raw) bool) {
+		if c != nil {
+			c.Scan(yield)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.firstBatch(&cursor{ns: ns(r.DB, collName), docs: docs}, batchSize, false)
+}
+
+func collectionlessError(stages []bson.Raw) error {
+	if len(stages) == 0 {
+		return newError(mongoerr.InvalidNamespace, "{aggregate: 1} is not valid for an empty pipeline.")
+	}
+	name := ""
+	if it := stages[0].Iter(); it.Next() {
+		name = it.Key()
+	}
+	if collectionlessStages[name] {
+		return newError(mongoerr.NotImplemented, "mongotest does not support the %s stage", name)
+	}
+	return newError(mongoerr.InvalidNamespace, "{aggregate: 1} is not valid for '%s'; a collection is required.", name)
+}
+
+// writeOut is $out's writer: as mongod, it fills a temporary collection
+// with the target's indexes and renames it over the target, so the target
+// is replaced at once or, on error, left as it was.
+func (s *Server) writeOut(db, coll string, docs []bson.Raw) error {
+	target := s.store.Collection(db, coll)
+	if target != nil && target.Capped() {
+		return newError(17152, "namespace '%s' is capped so it can't be used for $out", ns(db, coll))
+	}
+	tmpName := fmt.Sprintf("tmp.agg_out.%016x", rand.Uint64())
+	tmp, err := s.store.CollectionOrCreate(db, tmpName)
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error {
+		s.store.DropCollection(db, tmpName)
+		return err
+	}
+	if target != nil {
+		var specs []store.IndexSpec
+		for _, ix := range target.ListIndexes() {
+			if ix.Name != store.IDIndexName {
+				specs = append(specs, ix)
+			}
+		}
+		if len(specs) > 0 {
+			if _, err := tmp.CreateIndexes(specs); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	for _, d := range docs {
+		if err := tmp.Insert(d); err != nil {
+			return fail(err)
+		}
+	}
+	if err := s.store.RenameCollection(db, tmpName, db, coll, true); err != nil {
+		return fail(err)
+	}
+	return nil
+}
