@@ -111,6 +111,82 @@
 // apiVersion is checked ("1"); apiStrict and apiDeprecationErrors are
 // accepted and not enforced.
 //
+// CRUD: insert (ordered or not), update (operators or replacement, upsert
+// with the query's equality fields and _id, multi, arrayFilters), delete
+// (limit 0 or 1), findAndModify (and findandmodify: query, sort, remove,
+// update, new, fields, upsert, arrayFilters; lastErrorObject with n,
+// updatedExisting and upserted), count (query, skip, limit), distinct (key,
+// query; values through arrays, sorted and unique as mongod's set keeps
+// them). Write replies have mongod's shape: n, nModified, upserted
+// [{index, _id}] and writeErrors [{index, code, errmsg, keyPattern,
+// keyValue}]; a bad query or update in one statement is that statement's
+// write error, a malformed statement fails the command.
+//
+// Reads: find (filter, projection, sort including {$natural: ±1}, skip,
+// limit, batchSize, singleBatch, tailable, awaitData, noCursorTimeout,
+// allowPartialResults and allowDiskUse accepted, hint checked against the
+// indexes and otherwise ignored, comment), getMore (batchSize; maxTimeMS
+// for awaitData cursors, default one second) and killCursors
+// (cursorsKilled, cursorsNotFound, cursorsAlive, cursorsUnknown). Cursors
+// belong to the server, get random ids, and close when exhausted; a
+// getMore on another namespace fails with Unauthorized (13), on an unknown
+// id with CursorNotFound (43). Batches hold 101 documents first by default
+// and at most 16 MiB of documents (always at least one). A scan stops as
+// soon as its batch is full, as mongod's executor does, so a result that
+// ends exactly at a batch boundary takes one more, empty getMore. Tailable
+// cursors need a capped collection; an awaitData getMore waits for an
+// insert, and a tailable cursor whose last document was evicted fails
+// with CappedPositionLost (136). failGetMoreAfterCursorCheckout fails the
+// getMore with data.errorCode (default InternalError) or closes the
+// connection (data.closeConnection), and kills the cursor. A filter {_id:
+// v} is answered from the _id index.
+//
+// Aggregation: aggregate with the stages of the agg engine and
+// cursor.batchSize; $out fills a temporary collection (with the target's
+// indexes) and renames it over the target, so a failed $out leaves the
+// target as it was.
+//
+// Catalog: listDatabases (admin only; filter, nameOnly), listCollections
+// (filter, nameOnly, cursor), listIndexes, createIndexes (unique, sparse,
+// partial, hidden, TTL listed), dropIndexes (by name, names, key pattern
+// or "*"; also deleteIndexes), create (capped with size and max;
+// validator, validationLevel and validationAction are stored and listed),
+// drop, dropDatabase, renameCollection (admin only; dropTarget) and
+// collMod (index hidden and expireAfterSeconds, validator and its
+// settings).
+//
+// Arguments: every command checks its fields as mongod's parser does: an
+// unknown field fails with 40415 ("BSON field 'find.x' is an unknown
+// field."), a wrong type with TypeMismatch, a negative skip, limit or
+// batchSize with 51024. Options mongod has and mongotest does not
+// implement fail with NotImplemented (238) naming them, never silently:
+// collation, let, transactions (startTransaction, autocommit), readConcern
+// snapshot and atClusterTime, find's returnKey, showRecordId, min and max,
+// aggregate's explain, views, time-series and clustered collections.
+// writeConcern (w, j, wtimeout) and readConcern levels local, available,
+// majority and linearizable are checked and accepted.
+//
+// Roles: writes (including aggregate with $out and the catalog writes) on
+// a secondary, hidden member or arbiter fail with NotWritablePrimary
+// (10107), labelled RetryableWriteError for retryable writes. Reads on a
+// secondary or hidden member need a $readPreference other than primary,
+// else NotPrimaryNoSecondaryOk (13435); an arbiter refuses reads with
+// NotPrimaryOrSecondary (13436).
+//
+// Retryable writes: a write with lsid and txnNumber records each committed
+// statement per session and txnNumber; a retry with the same txnNumber
+// reports the recorded statements without applying them again (and runs
+// the ones that had not committed), findAndModify returns its recorded
+// reply, and an older txnNumber fails with TransactionTooOld (225). A
+// standalone refuses txnNumber (IllegalOperation), as mongod does. The
+// record is shared by every server over one store, so a write retried on
+// a replica set's new primary is not applied twice. onPrimaryTransactionalWrite
+// fires after a retryable write commits (once per insert command, once per
+// update or delete statement, as mongod): it closes the connection unless
+// data.closeConnection is false, and with
+// data.failBeforeCommitExceptionCode the write is taken back and fails
+// with that code.
+//
 // Each connection is served by one goroutine, which reads, runs and
 // answers one message at a time, as mongod does; while a command waits (an
 // awaitable hello, blockConnection, added latency) a short-lived watcher
@@ -137,9 +213,9 @@
 // carries the writeConcernError) and appName (matched against the client
 // metadata of the connection's handshake). The reply's count is how many
 // times the fail point had fired. onPrimaryTransactionalWrite and
-// failGetMoreAfterCursorCheckout are recorded for the handlers that
-// consult them. AddLatency delays every reply, ResetConnections closes
-// every open connection, CloseNextConnections closes the next n accepted
+// failGetMoreAfterCursorCheckout are consulted by the retryable writes and
+// getMore (see Commands). AddLatency delays every reply, ResetConnections
+// closes every open connection, CloseNextConnections closes the next n accepted
 // ones.
 //
 // Error labels: as mongod 4.4 and later, the server adds
@@ -176,6 +252,21 @@
 //     PLAIN, GSSAPI, AWS and OIDC authentication are not supported
 //     (MechanismUnavailable).
 //   - TLS is not supported.
+//   - The query, update and aggregation engines have their own documented
+//     limits (internal packages query, update and agg); secondary indexes
+//     are enforced for uniqueness but never used to answer queries.
+//   - find refuses a negative limit or batchSize (51024) as mongod 4.4+
+//     does; the legacy "negative limit means one batch" is OP_QUERY only.
+//   - Cursors never time out: they live until exhausted, killed or the
+//     server closes (noCursorTimeout is accepted and changes nothing).
+//   - Validators are stored and listed but not enforced; TTL indexes never
+//     expire documents.
+//   - A retryable-write record is kept per session for the newest
+//     txnNumber, for at most 10,000 sessions (mongod expires idle sessions
+//     after 30 minutes instead). A delete that the
+//     onPrimaryTransactionalWrite fail point takes back re-inserts the
+//     document at the end of natural order.
+//   - Write replies on replica-set members carry no opTime or electionId.
 //   - Replica sets: the members notice a killed or partitioned primary at
 //     once (their hellos drop it) rather than after electionTimeoutMillis;
 //     a partition closes connections rather than leaving them silent; a
