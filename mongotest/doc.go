@@ -57,10 +57,13 @@
 // # Replica sets
 //
 // NewReplicaSet (StartReplicaSet outside a test) starts n members on
-// loopback ports that agree on one configuration: every member's hello
-// lists the same hosts, passives and arbiters, setName, setVersion (1) and
-// primary, and the primary adds its electionId (0x7fffffff then the
-// term, as mongod derives it). ReplicaSetOptions mark members hidden,
+// loopback ports that share one store, so a write on the primary is on
+// every member at once (writes to the others fail with NotWritablePrimary,
+// reads without secondaryOk with NotPrimaryNoSecondaryOk). The members
+// agree on one configuration: every member's hello lists the same hosts,
+// passives and arbiters, setName, setVersion (1) and primary, and the
+// primary adds its electionId (0x7fffffff then the term, as mongod derives
+// it). ReplicaSetOptions mark members hidden,
 // passive or arbiters and give them tags; member 0 starts as the primary
 // in term 1. URI lists every member but the hidden ones, with replicaSet.
 //
@@ -272,6 +275,8 @@
 //     a partition closes connections rather than leaving them silent; a
 //     step-down does not wait for a secondary to catch up on lag (any
 //     electable member will do); a lagging member's lag stays as set, and
-//     SetLag also answers waiting hellos. replSetGetStatus leaves out the
-//     heartbeat, sync source and optimes-by-kind fields.
+//     SetLag also answers waiting hellos; as the store is shared, a
+//     lagging secondary's reads still see the latest writes.
+//     replSetGetStatus leaves out the heartbeat, sync source and
+//     optimes-by-kind fields.
 package mongotest

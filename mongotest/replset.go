@@ -14,6 +14,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
 // DefaultElectionDelay is how long a replica set goes without a primary
@@ -133,13 +134,16 @@ type rsMember struct {
 }
 
 // ReplicaSet is a simulated replica set: N in-process servers on loopback
-// ports that agree on one configuration, hold elections, and can be
+// ports that share one store (a write on the primary is at once on every
+// member), agree on one configuration, hold elections, and can be
 // stepped down, killed, restarted, partitioned and made to lag. Its
 // methods are safe for concurrent use.
 type ReplicaSet struct {
 	name  string
 	opts  Options
 	delay time.Duration
+	// store holds the data every member serves, as replication would.
+	store *store.Store
 
 	// opMu serializes the operations that start or stop servers, which
 	// must run without mu held (a closing server waits for handlers that
@@ -185,6 +189,7 @@ func StartReplicaSet(n int, opts ReplicaSetOptions) (*ReplicaSet, error) {
 		name:    opts.Name,
 		opts:    opts.Options,
 		delay:   opts.ElectionDelay,
+		store:   store.New(),
 		primary: -1,
 		changed: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
@@ -269,13 +274,15 @@ func (rs *ReplicaSet) startMember(m *rsMember, addr string) (*Server, error) {
 	o := rs.opts
 	o.Addr = addr
 	o.Topology = Topology{Role: m.role(-1), SetName: rs.name, Tags: m.tags, Passive: m.kind == kindPassive}
-	srv, err := Start(o)
+	srv, err := newServerWithStore(o, rs.store)
 	if err != nil {
 		return nil, err
 	}
-	srv.topo.mu.Lock()
+	// Linked before it listens, so no command finds it outside the set.
 	srv.topo.member = m
-	srv.topo.mu.Unlock()
+	if err := srv.listen(); err != nil {
+		return nil, err
+	}
 	return srv, nil
 }
 

@@ -700,6 +700,58 @@ func TestReplicaSetGoroutines(t *testing.T) {
 	waitGoroutines(t, base)
 }
 
+func TestReplicaSetSharedData(t *testing.T) {
+	rs := NewReplicaSet(t, 3, ReplicaSetOptions{ElectionDelay: -1})
+	prim, sec := memberClient(t, rs, 0), memberClient(t, rs, 1)
+	prim.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", 1)}))
+
+	count := func(c *client) int32 {
+		t.Helper()
+		r := c.mustRun("db", d("count", "c", "$readPreference", d("mode", "secondaryPreferred")))
+		return r.Lookup("n").Int32()
+	}
+	if n := count(sec); n != 1 {
+		t.Errorf("the secondary sees %d documents, want 1", n)
+	}
+	// Writes on a secondary fail with NotWritablePrimary, labelled
+	// retryable for a retryable write; reads need secondaryOk.
+	for _, tc := range []struct {
+		cmd    bson.D
+		code   int32
+		labels string
+	}{
+		{d("insert", "c", "documents", bson.A{d("_id", 2)}), 10107, ""},
+		{d("insert", "c", "documents", bson.A{d("_id", 2)}, "lsid", d("id", bson.Binary{Subtype: 4, Data: make([]byte, 16)}), "txnNumber", int64(1)), 10107, "RetryableWriteError"},
+		{d("find", "c"), 13435, ""},
+	} {
+		_, err := sec.run("db", tc.cmd)
+		if ce := asCmdError(t, err); ce.Code != tc.code || strings.Join(ce.Labels, ",") != tc.labels {
+			t.Errorf("%v on a secondary: %v", tc.cmd[0].Key, ce)
+		}
+	}
+
+	// After a step-down, the old primary refuses writes on the same
+	// connection and the new one accepts them.
+	if err := rs.StepDown(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prim.run("db", d("insert", "c", "documents", bson.A{d("_id", 3)})); asCmdError(t, err).Code != 10107 {
+		t.Errorf("write on the old primary: %v", err)
+	}
+	sec.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", 3)}))
+
+	// A restarted member still has the data.
+	if err := rs.Kill(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Restart(2); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(memberClient(t, rs, 2)); n != 2 {
+		t.Errorf("the restarted member sees %d documents, want 2", n)
+	}
+}
+
 // A three-member set whose primary steps down; the test waits for the
 // election that follows. In a test, use NewReplicaSet, which closes the
 // set when the test ends.
