@@ -1,7 +1,6 @@
 package mongotest
 
 import (
-	"strings"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
@@ -181,39 +180,7 @@ func checkWriteConcern(v bson.RawValue) error {
 }
 
 // typeName is the BSON type's name as mongod's messages spell it.
-func typeName(t bson.Type) string {
-	switch t {
-	case bson.TypeDouble:
-		return "double"
-	case bson.TypeString:
-		return "string"
-	case bson.TypeEmbeddedDocument:
-		return "object"
-	case bson.TypeArray:
-		return "array"
-	case bson.TypeBinary:
-		return "binData"
-	case bson.TypeObjectID:
-		return "objectId"
-	case bson.TypeBoolean:
-		return "bool"
-	case bson.TypeDateTime:
-		return "date"
-	case bson.TypeNull:
-		return "null"
-	case bson.TypeRegex:
-		return "regex"
-	case bson.TypeInt32:
-		return "int"
-	case bson.TypeTimestamp:
-		return "timestamp"
-	case bson.TypeInt64:
-		return "long"
-	case bson.TypeDecimal128:
-		return "decimal"
-	}
-	return strings.ToLower(t.String())
-}
+func typeName(t bson.Type) string { return mongoerr.TypeName(t) }
 
 // collectionArg reads the collection name from the command's first field
 // and checks the namespace.

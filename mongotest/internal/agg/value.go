@@ -130,53 +130,10 @@ func truthy(v bson.RawValue) bool {
 
 // typeName is the name $type returns and error messages use.
 func typeName(v bson.RawValue) string {
-	switch v.Type {
-	case 0:
+	if v.Type == 0 {
 		return "missing"
-	case bson.TypeDouble:
-		return "double"
-	case bson.TypeString:
-		return "string"
-	case bson.TypeEmbeddedDocument:
-		return "object"
-	case bson.TypeArray:
-		return "array"
-	case bson.TypeBinary:
-		return "binData"
-	case bson.TypeUndefined:
-		return "undefined"
-	case bson.TypeObjectID:
-		return "objectId"
-	case bson.TypeBoolean:
-		return "bool"
-	case bson.TypeDateTime:
-		return "date"
-	case bson.TypeNull:
-		return "null"
-	case bson.TypeRegex:
-		return "regex"
-	case bson.TypeDBPointer:
-		return "dbPointer"
-	case bson.TypeJavaScript:
-		return "javascript"
-	case bson.TypeSymbol:
-		return "symbol"
-	case bson.TypeCodeWithScope:
-		return "javascriptWithScope"
-	case bson.TypeInt32:
-		return "int"
-	case bson.TypeTimestamp:
-		return "timestamp"
-	case bson.TypeInt64:
-		return "long"
-	case bson.TypeDecimal128:
-		return "decimal"
-	case bson.TypeMinKey:
-		return "minKey"
-	case bson.TypeMaxKey:
-		return "maxKey"
 	}
-	return "unknown type 0x" + strconv.FormatUint(uint64(v.Type), 16)
+	return mongoerr.TypeName(v.Type)
 }
 
 // arrayValues returns the elements of an array value.

@@ -7,6 +7,8 @@ package mongoerr
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mongoscope/mongoscope/bson"
 )
 
 // Codes mongod uses, with their code names. Only codes the test server
@@ -130,4 +132,24 @@ func As(err error) *Error {
 		return e
 	}
 	return &Error{Code: InternalError, CodeName: CodeName(InternalError), Message: err.Error()}
+}
+
+// typeNames are the names mongod gives BSON types in messages and $type.
+var typeNames = map[bson.Type]string{
+	bson.TypeDouble: "double", bson.TypeString: "string", bson.TypeEmbeddedDocument: "object",
+	bson.TypeArray: "array", bson.TypeBinary: "binData", bson.TypeUndefined: "undefined",
+	bson.TypeObjectID: "objectId", bson.TypeBoolean: "bool", bson.TypeDateTime: "date",
+	bson.TypeNull: "null", bson.TypeRegex: "regex", bson.TypeDBPointer: "dbPointer",
+	bson.TypeJavaScript: "javascript", bson.TypeSymbol: "symbol",
+	bson.TypeCodeWithScope: "javascriptWithScope", bson.TypeInt32: "int", bson.TypeTimestamp: "timestamp",
+	bson.TypeInt64: "long", bson.TypeDecimal128: "decimal", bson.TypeMinKey: "minKey", bson.TypeMaxKey: "maxKey",
+}
+
+// TypeName returns mongod's name for BSON type t ("int", "long",
+// "objectId", ...), or "type 0x.." for a byte that is no BSON type.
+func TypeName(t bson.Type) string {
+	if n, ok := typeNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("type 0x%02x", byte(t))
 }

@@ -2,7 +2,6 @@ package update
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -730,44 +729,4 @@ func (u *Update) rename(root *mnode, o op) error {
 	return nil
 }
 
-func typeName(t bson.Type) string {
-	switch t {
-	case bson.TypeDouble:
-		return "double"
-	case bson.TypeString:
-		return "string"
-	case bson.TypeEmbeddedDocument:
-		return "object"
-	case bson.TypeArray:
-		return "array"
-	case bson.TypeBinary:
-		return "binData"
-	case bson.TypeUndefined:
-		return "undefined"
-	case bson.TypeObjectID:
-		return "objectId"
-	case bson.TypeBoolean:
-		return "bool"
-	case bson.TypeDateTime:
-		return "date"
-	case bson.TypeNull:
-		return "null"
-	case bson.TypeRegex:
-		return "regex"
-	case bson.TypeInt32:
-		return "int"
-	case bson.TypeInt64:
-		return "long"
-	case bson.TypeDecimal128:
-		return "decimal"
-	case bson.TypeTimestamp:
-		return "timestamp"
-	case bson.TypeSymbol:
-		return "symbol"
-	case bson.TypeMinKey:
-		return "minKey"
-	case bson.TypeMaxKey:
-		return "maxKey"
-	}
-	return fmt.Sprintf("type 0x%02x", byte(t))
-}
+func typeName(t bson.Type) string { return mongoerr.TypeName(t) }
