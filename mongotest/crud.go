@@ -1,7 +1,6 @@
 package mongotest
 
 import (
-
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 	"github.com/mongoscope/mongoscope/mongotest/internal/store"
