@@ -2,14 +2,12 @@ package query
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
-	"github.com/mongoscope/mongoscope/internal/spectest"
+	"github.com/mongoscope/mongoscope/mongotest/internal/crudspec"
 )
 
 // TestCRUDSpecQueries evaluates the CRUD unified tests whose operations
@@ -18,56 +16,7 @@ import (
 // collection is the test's initialData, and each operation's expectResult
 // and the test's outcome are checked.
 func TestCRUDSpecQueries(t *testing.T) {
-	total := spectest.NewTally("crud/unified (query)")
-	for _, path := range spectest.Files(t, "*.json", "crud", "tests", "unified") {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		file, err := bson.ParseExtJSON(data)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		base := filepath.Base(path)
-		initial, ok := initialCollection(file)
-		tests, _ := file.Lookup("tests").ArrayOK()
-		it := tests.Iter()
-		for it.Next() {
-			tc := it.Value().Document()
-			name := base + "/" + tc.Lookup("description").StringValue()
-			if !ok {
-				total.Skip(t, name, "initialData is not exactly one collection")
-				continue
-			}
-			if reason := unevaluable(tc); reason != "" {
-				total.Skip(t, name, reason)
-				continue
-			}
-			total.Run(t, name, func(t *testing.T) { runQueryCase(t, tc, initial) })
-		}
-	}
-	total.Log(t)
-	if total.Passed == 0 {
-		t.Error("no CRUD spec case was evaluated")
-	}
-}
-
-func initialCollection(file bson.Raw) ([]bson.Raw, bool) {
-	arr, ok := file.Lookup("initialData").ArrayOK()
-	if !ok {
-		return nil, false
-	}
-	vals, err := arr.Values()
-	if err != nil || len(vals) != 1 {
-		return nil, false
-	}
-	docs, _ := vals[0].Document().Lookup("documents").ArrayOK()
-	dv, _ := docs.Values()
-	var out []bson.Raw
-	for _, d := range dv {
-		out = append(out, d.Document())
-	}
-	return out, true
+	crudspec.Run(t, "crud/unified (query)", unevaluable, runQueryCase)
 }
 
 var queryOps = map[string]bool{
