@@ -1,0 +1,11 @@
+// Package selection chooses a server for an operation, as the Server
+// Selection and Max Staleness specifications describe: read preference modes,
+// tag sets and maxStalenessSeconds, deprioritised servers, the latency window,
+// the operationCount-based choice between two random servers, and a selection
+// loop that waits on topology changes until serverSelectionTimeoutMS or the
+// caller's deadline.
+//
+// It works on its own view of a topology ([Topology], [Server]) so that it is
+// pure logic, testable without any network I/O; the SDAM package fills these
+// views from its descriptions.
+package selection
