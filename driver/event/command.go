@@ -1,0 +1,101 @@
+package event
+
+import (
+	"context"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+)
+
+// OperationMonitor receives one pair of hooks per driver operation (find,
+// insert, a getMore of a cursor...), an extension of ours: the
+// specifications define events only for the commands an operation sends.
+type OperationMonitor interface {
+	// OperationStarted runs before server selection. The context it returns
+	// is used for the whole operation (selection, checkout, every command
+	// attempt) and handed to OperationFinished.
+	OperationStarted(ctx context.Context, e *OperationStarted) context.Context
+	// OperationFinished runs once, after the last attempt.
+	OperationFinished(ctx context.Context, e *OperationFinished)
+}
+
+// OperationStarted describes an operation about to run.
+type OperationStarted struct {
+	Name        string // the operation, e.g. "find", "insert", "getMore"
+	Database    string
+	Collection  string // empty for database and client operations
+	OperationID int64  // shared with the command events of this operation
+}
+
+// OperationFinished describes an operation that ended, successfully or not.
+type OperationFinished struct {
+	Name        string
+	Database    string
+	Collection  string
+	OperationID int64
+
+	Attempts  int           // command attempts, retries included
+	Selection time.Duration // total time in server selection, over all attempts
+	CheckOut  time.Duration // total time checking out connections, over all attempts
+	Duration  time.Duration // from OperationStarted to now
+	// Timeout is the operation's time budget (timeoutMS or the context's
+	// deadline) when it had one; 0 means none.
+	Timeout time.Duration
+	Err     error // nil on success
+}
+
+// CommandMonitor receives the command monitoring specification's events,
+// one started and one succeeded or failed per command sent.
+type CommandMonitor interface {
+	// CommandStarted returns the context that is handed to the matching
+	// CommandSucceeded or CommandFailed.
+	CommandStarted(ctx context.Context, e *CommandStarted) context.Context
+	CommandSucceeded(ctx context.Context, e *CommandSucceeded)
+	CommandFailed(ctx context.Context, e *CommandFailed)
+}
+
+// CommandFields are the fields every command event carries. The connection
+// is identified by numbers and fields, never by a composite string, so they
+// can be used as they are in logs, spans and metrics.
+type CommandFields struct {
+	CommandName  string
+	DatabaseName string
+	RequestID    int32 // the request id of the wire message
+	OperationID  int64 // the operation this command belongs to
+
+	ServerHost string // host name, IP address or Unix socket path
+	ServerPort int    // 0 for a Unix socket
+	// ConnectionID is the driver's id for the connection, unique within
+	// its pool.
+	ConnectionID int64
+	// ServerConnectionID is the server's id for the connection (hello's
+	// connectionId), when the server sent one.
+	ServerConnectionID *int64
+	// ServiceID is the load balancer's backend service, in load-balanced
+	// mode only.
+	ServiceID *bson.ObjectID
+}
+
+// CommandStarted is sent before a command goes on the wire. Command is
+// redacted (empty) for the security-sensitive commands the command
+// monitoring specification lists.
+type CommandStarted struct {
+	CommandFields
+	Command bson.Raw
+}
+
+// CommandSucceeded is sent when a command's reply has ok: 1.
+type CommandSucceeded struct {
+	CommandFields
+	Duration time.Duration
+	Reply    bson.Raw // redacted (empty) for security-sensitive commands
+}
+
+// CommandFailed is sent when a command failed: a network error, a timeout or
+// a reply with ok: 0.
+type CommandFailed struct {
+	CommandFields
+	Duration time.Duration
+	Failure  error
+	Reply    bson.Raw // the server's reply when there was one, else nil
+}

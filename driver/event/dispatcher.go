@@ -1,0 +1,181 @@
+package event
+
+import "context"
+
+// A Dispatcher fans events out to any number of monitors. Build one with
+// NewDispatcher; the zero value and a nil *Dispatcher have no monitors.
+//
+// Callers check for monitors before building an event, which keeps an
+// unmonitored event free:
+//
+//	if d.Pool() {
+//		d.PoolEvent(ctx, &event.ConnectionCheckedIn{Address: addr, ConnectionID: id})
+//	}
+//
+// A Dispatcher is immutable and safe for concurrent use; monitors are called
+// synchronously, in the order they were given, on the goroutine that emits
+// the event, so they should be quick.
+type Dispatcher struct {
+	operation []OperationMonitor
+	command   []CommandMonitor
+	pool      []PoolMonitor
+	topology  []TopologyMonitor
+	selection []SelectionMonitor
+	unused    []any
+}
+
+// NewDispatcher returns a Dispatcher for monitors. Each value is checked for
+// each monitor interface of this package and receives every family it
+// implements. A *Dispatcher given here contributes its own monitors. Nil
+// values are skipped; values that implement no monitor interface are kept
+// aside and reported by Unused, so a caller can refuse them.
+func NewDispatcher(monitors ...any) *Dispatcher {
+	d := &Dispatcher{}
+	for _, m := range monitors {
+		if m == nil {
+			continue
+		}
+		if inner, ok := m.(*Dispatcher); ok {
+			if inner != nil {
+				d.operation = append(d.operation, inner.operation...)
+				d.command = append(d.command, inner.command...)
+				d.pool = append(d.pool, inner.pool...)
+				d.topology = append(d.topology, inner.topology...)
+				d.selection = append(d.selection, inner.selection...)
+			}
+			continue
+		}
+		used := false
+		if x, ok := m.(OperationMonitor); ok {
+			d.operation, used = append(d.operation, x), true
+		}
+		if x, ok := m.(CommandMonitor); ok {
+			d.command, used = append(d.command, x), true
+		}
+		if x, ok := m.(PoolMonitor); ok {
+			d.pool, used = append(d.pool, x), true
+		}
+		if x, ok := m.(TopologyMonitor); ok {
+			d.topology, used = append(d.topology, x), true
+		}
+		if x, ok := m.(SelectionMonitor); ok {
+			d.selection, used = append(d.selection, x), true
+		}
+		if !used {
+			d.unused = append(d.unused, m)
+		}
+	}
+	return d
+}
+
+// Unused returns the values given to NewDispatcher that implement no
+// monitor interface.
+func (d *Dispatcher) Unused() []any {
+	if d == nil {
+		return nil
+	}
+	return d.unused
+}
+
+// Operation reports whether any OperationMonitor is attached.
+func (d *Dispatcher) Operation() bool { return d != nil && len(d.operation) > 0 }
+
+// Command reports whether any CommandMonitor is attached.
+func (d *Dispatcher) Command() bool { return d != nil && len(d.command) > 0 }
+
+// Pool reports whether any PoolMonitor is attached.
+func (d *Dispatcher) Pool() bool { return d != nil && len(d.pool) > 0 }
+
+// Topology reports whether any TopologyMonitor is attached.
+func (d *Dispatcher) Topology() bool { return d != nil && len(d.topology) > 0 }
+
+// Selection reports whether any SelectionMonitor is attached.
+func (d *Dispatcher) Selection() bool { return d != nil && len(d.selection) > 0 }
+
+// OperationStarted calls each OperationMonitor in turn, each with the
+// context the previous one returned, and returns the last context.
+func (d *Dispatcher) OperationStarted(ctx context.Context, e *OperationStarted) context.Context {
+	if d == nil {
+		return ctx
+	}
+	for _, m := range d.operation {
+		if next := m.OperationStarted(ctx, e); next != nil {
+			ctx = next
+		}
+	}
+	return ctx
+}
+
+// OperationFinished calls each OperationMonitor.
+func (d *Dispatcher) OperationFinished(ctx context.Context, e *OperationFinished) {
+	if d == nil {
+		return
+	}
+	for _, m := range d.operation {
+		m.OperationFinished(ctx, e)
+	}
+}
+
+// CommandStarted calls each CommandMonitor in turn, each with the context
+// the previous one returned, and returns the last context.
+func (d *Dispatcher) CommandStarted(ctx context.Context, e *CommandStarted) context.Context {
+	if d == nil {
+		return ctx
+	}
+	for _, m := range d.command {
+		if next := m.CommandStarted(ctx, e); next != nil {
+			ctx = next
+		}
+	}
+	return ctx
+}
+
+// CommandSucceeded calls each CommandMonitor.
+func (d *Dispatcher) CommandSucceeded(ctx context.Context, e *CommandSucceeded) {
+	if d == nil {
+		return
+	}
+	for _, m := range d.command {
+		m.CommandSucceeded(ctx, e)
+	}
+}
+
+// CommandFailed calls each CommandMonitor.
+func (d *Dispatcher) CommandFailed(ctx context.Context, e *CommandFailed) {
+	if d == nil {
+		return
+	}
+	for _, m := range d.command {
+		m.CommandFailed(ctx, e)
+	}
+}
+
+// PoolEvent calls each PoolMonitor.
+func (d *Dispatcher) PoolEvent(ctx context.Context, e PoolEvent) {
+	if d == nil {
+		return
+	}
+	for _, m := range d.pool {
+		m.PoolEvent(ctx, e)
+	}
+}
+
+// TopologyEvent calls each TopologyMonitor.
+func (d *Dispatcher) TopologyEvent(ctx context.Context, e TopologyEvent) {
+	if d == nil {
+		return
+	}
+	for _, m := range d.topology {
+		m.TopologyEvent(ctx, e)
+	}
+}
+
+// SelectionEvent calls each SelectionMonitor.
+func (d *Dispatcher) SelectionEvent(ctx context.Context, e SelectionEvent) {
+	if d == nil {
+		return
+	}
+	for _, m := range d.selection {
+		m.SelectionEvent(ctx, e)
+	}
+}
