@@ -2,6 +2,7 @@ package selection
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 )
@@ -64,7 +65,7 @@ func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, e
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return fail(err, err == context.DeadlineExceeded)
+			return fail(err, errors.Is(err, context.DeadlineExceeded))
 		}
 		if t.CompatibilityErr != nil {
 			return fail(t.CompatibilityErr, false)
@@ -91,7 +92,7 @@ func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, e
 		case <-changed:
 		case <-ctx.Done():
 			err := ctx.Err()
-			return fail(err, err == context.DeadlineExceeded)
+			return fail(err, errors.Is(err, context.DeadlineExceeded))
 		case <-timeout:
 			return fail(ErrTimeout, true)
 		}
