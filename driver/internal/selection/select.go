@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
@@ -45,13 +46,13 @@ type Options struct {
 // The caller increments the chosen server's operation count.
 func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, error) {
 	start := time.Now()
-	var timeout <-chan time.Time
-	if o.Timeout > 0 {
-		tm := time.NewTimer(o.Timeout)
-		defer tm.Stop()
-		timeout = tm.C
-	}
-	var buf [8]Server // room for most deployments without a heap allocation
+	var timeout <-chan time.Time // made at the first wait: most selections never wait
+	bufp := serverBufs.Get().(*[]Server)
+	defer func() {
+		b := *bufp
+		clear(b[:cap(b)]) // drop references to tags and errors before pooling
+		serverBufs.Put(bufp)
+	}()
 	waited := false
 	for {
 		t, changed := src.Current()
@@ -70,7 +71,10 @@ func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, e
 		if t.CompatibilityErr != nil {
 			return fail(t.CompatibilityErr, false)
 		}
-		suitable, err := appendSuitable(buf[:0], t, sel)
+		suitable, err := appendSuitable((*bufp)[:0], t, sel)
+		if cap(suitable) <= maxPooledServers {
+			*bufp = suitable[:0]
+		}
 		if err != nil {
 			return fail(err, false)
 		}
@@ -83,6 +87,11 @@ func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, e
 		}
 		if !waited {
 			waited = true
+			if o.Timeout > 0 {
+				tm := time.NewTimer(o.Timeout - time.Since(start))
+				defer tm.Stop()
+				timeout = tm.C
+			}
 			if o.OnWait != nil {
 				o.OnWait(t, remaining(ctx, start, o.Timeout))
 			}
@@ -98,6 +107,16 @@ func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, e
 		}
 	}
 }
+
+// serverBufs holds the scratch slices of suitable servers, so a selection
+// allocates nothing in the common case. A slice that grew past
+// maxPooledServers (a very large sharded cluster) is not kept.
+var serverBufs = sync.Pool{New: func() any {
+	s := make([]Server, 0, 8)
+	return &s
+}}
+
+const maxPooledServers = 64
 
 // remaining is the time left before the earlier of ctx's deadline and the
 // selection timeout, or -1 when neither is set.

@@ -133,46 +133,46 @@ func appendReplicaSetRead(dst []Server, t Topology, rp ReadPref, keep func(*Serv
 // appendEligible appends the secondaries (and the primary, for nearest) that
 // pass maxStalenessSeconds and then the first tag set matching any of them.
 func appendEligible(dst []Server, t Topology, rp ReadPref, withPrimary bool, keep func(*Server) bool) []Server {
-	st := newStaleness(t)
-	candidate := func(s *Server) bool {
-		if s.Kind != RSSecondary && (!withPrimary || s.Kind != RSPrimary) {
-			return false
-		}
-		if !keep(s) {
-			return false
-		}
-		return rp.MaxStaleness <= 0 || st.of(s) <= rp.MaxStaleness
-	}
-	// Find the first tag set that matches a candidate; an empty list, or an
-	// empty tag set reached first, matches them all.
-	var match TagSet
-	if len(rp.TagSets) > 0 {
-		found := false
-		for _, ts := range rp.TagSets {
-			for i := range t.Servers {
-				if s := &t.Servers[i]; candidate(s) && tagsMatch(ts, s.Tags) {
-					found = true
-					break
-				}
-			}
-			if found {
-				match = ts
-				break
-			}
-		}
-		if !found {
-			return dst
-		}
+	start := len(dst)
+	var st staleness
+	if rp.MaxStaleness > 0 {
+		st = newStaleness(t)
 	}
 	for i := range t.Servers {
-		if s := &t.Servers[i]; candidate(s) && tagsMatch(match, s.Tags) {
-			dst = append(dst, *s)
+		s := &t.Servers[i]
+		if s.Kind != RSSecondary && (!withPrimary || s.Kind != RSPrimary) || !keep(s) {
+			continue
+		}
+		if rp.MaxStaleness > 0 && st.of(s) > rp.MaxStaleness {
+			continue
+		}
+		dst = append(dst, *s)
+	}
+	if len(rp.TagSets) == 0 || len(dst) == start {
+		return dst
+	}
+	// The first tag set matching any candidate decides; an empty tag set
+	// matches them all.
+	for _, ts := range rp.TagSets {
+		kept := dst[:start]
+		for _, s := range dst[start:] {
+			if tagsMatch(ts, s.Tags) {
+				kept = append(kept, s) // in place: never overtakes the read
+			}
+		}
+		if len(kept) > start {
+			clear(dst[len(kept):])
+			return kept
 		}
 	}
-	return dst
+	clear(dst[start:])
+	return dst[:start]
 }
 
 func tagsMatch(want TagSet, have map[string]string) bool {
+	if len(want) == 0 {
+		return true // skip starting a map iteration
+	}
 	for k, v := range want {
 		if got, ok := have[k]; !ok || got != v {
 			return false

@@ -290,7 +290,8 @@ type Selector struct {
 	Deprioritized []string
 	// Filter is the optional application-provided selector, applied to the
 	// suitable servers before the latency window. It may return a subset of
-	// its argument (it may reuse the slice).
+	// its argument (reusing the slice), but must not keep the slice after it
+	// returns: Select reuses it.
 	Filter func([]Server) []Server
 }
 
