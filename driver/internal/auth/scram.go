@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"strconv"
 	"strings"
@@ -180,7 +181,7 @@ func parseServerFirst(msg, clientNonce string) (serverFirst, *Error) {
 	if !ok {
 		return sf, fail("server-first message's second attribute is not the salt (s=)", nil)
 	}
-	salt, err := base64.StdEncoding.Strict().DecodeString(salt64)
+	salt, err := decodeBase64(salt64)
 	if err != nil {
 		return sf, fail("server-first message's salt is not base64", err)
 	}
@@ -269,7 +270,7 @@ func (s *scramClient) verify(challenge []byte) *Error {
 	if !ok {
 		return fail("server-final message has no server signature (v=)", nil)
 	}
-	sig, err := base64.StdEncoding.Strict().DecodeString(v)
+	sig, err := decodeBase64(v)
 	if err != nil {
 		return fail("server-final message's signature is not base64", err)
 	}
@@ -290,4 +291,14 @@ func (s *scramClient) hash(data []byte) []byte {
 	h := s.newHash()
 	h.Write(data)
 	return h.Sum(nil)
+}
+
+// decodeBase64 decodes standard, padded base64 exactly: unlike
+// encoding/base64, it refuses the CR and LF characters that package skips,
+// so a SCRAM attribute has one spelling only.
+func decodeBase64(s string) ([]byte, error) {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return nil, fmt.Errorf("line break at byte %d", i)
+	}
+	return base64.StdEncoding.Strict().DecodeString(s)
 }
