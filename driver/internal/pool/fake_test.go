@@ -1,0 +1,131 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/event"
+)
+
+// fakeConn is a connection that does no I/O.
+type fakeConn struct {
+	id     int64
+	svc    *bson.ObjectID
+	closed atomic.Bool
+}
+
+func (c *fakeConn) ID() int64                            { return c.id }
+func (c *fakeConn) Close() error                         { c.closed.Store(true); return nil }
+func (c *fakeConn) Closed() bool                         { return c.closed.Load() }
+func (c *fakeConn) ServiceID() *bson.ObjectID            { return c.svc }
+func fakeDial(_ context.Context, id int64) (Conn, error) { return &fakeConn{id: id}, nil }
+
+// recorder is a PoolMonitor that keeps every event and lets tests wait for
+// them.
+type recorder struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	events []event.PoolEvent
+	ctxs   []context.Context
+}
+
+func newRecorder() *recorder {
+	r := &recorder{}
+	r.cond = sync.NewCond(&r.mu)
+	return r
+}
+
+func (r *recorder) PoolEvent(ctx context.Context, e event.PoolEvent) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.ctxs = append(r.ctxs, ctx)
+	r.mu.Unlock()
+	r.cond.Broadcast()
+}
+
+func (r *recorder) snapshot() []event.PoolEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]event.PoolEvent(nil), r.events...)
+}
+
+// count returns how many events have the spec's type name.
+func (r *recorder) countLocked(name string) int {
+	n := 0
+	for _, e := range r.events {
+		if specName(e) == name {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor waits until n events named name were seen, or d passes.
+func (r *recorder) waitFor(name string, n int, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	stop := time.AfterFunc(d, r.cond.Broadcast)
+	defer stop.Stop()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.countLocked(name) < n {
+		if time.Now().After(deadline) {
+			return errors.New("timed out waiting for " + name)
+		}
+		r.cond.Wait()
+	}
+	return nil
+}
+
+// specName is the event's name in the spec tests.
+func specName(e event.PoolEvent) string {
+	switch e.(type) {
+	case *event.PoolCreated:
+		return "ConnectionPoolCreated"
+	case *event.PoolReady:
+		return "ConnectionPoolReady"
+	case *event.PoolCleared:
+		return "ConnectionPoolCleared"
+	case *event.PoolClosed:
+		return "ConnectionPoolClosed"
+	case *event.ConnectionCreated:
+		return "ConnectionCreated"
+	case *event.ConnectionReady:
+		return "ConnectionReady"
+	case *event.ConnectionClosed:
+		return "ConnectionClosed"
+	case *event.ConnectionCheckOutStarted:
+		return "ConnectionCheckOutStarted"
+	case *event.ConnectionCheckOutFailed:
+		return "ConnectionCheckOutFailed"
+	case *event.ConnectionCheckedOut:
+		return "ConnectionCheckedOut"
+	case *event.ConnectionCheckedIn:
+		return "ConnectionCheckedIn"
+	}
+	return ""
+}
+
+// checkNoLeaks fails t if a goroutine of this package (other than the test
+// itself) is still running shortly after the test.
+func checkNoLeaks(t *testing.T) {
+	t.Helper()
+	t.Cleanup(func() {
+		var stacks string
+		for range 100 {
+			buf := make([]byte, 1<<20)
+			stacks = string(buf[:runtime.Stack(buf, true)])
+			if !strings.Contains(stacks, "pool.(*Pool).maintain") && !strings.Contains(stacks, "pool.(*Pool).populate") {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Errorf("pool goroutines left running:\n%s", stacks)
+	})
+}

@@ -1,0 +1,149 @@
+package pool
+
+import (
+	"time"
+
+	"github.com/mongoscope/mongoscope/driver/event"
+)
+
+// maintain is the pool's background goroutine: a run at each interval or
+// when signalled, until Close.
+func (p *Pool) maintain() {
+	defer p.wg.Done()
+	var tick <-chan time.Time
+	if p.cfg.MaintainInterval > 0 {
+		t := time.NewTicker(p.cfg.MaintainInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-p.bgCtx.Done():
+			return
+		case <-tick:
+		case <-p.wake:
+		}
+		p.runOnce()
+	}
+}
+
+// runOnce closes perished idle connections, interrupts in-use ones after a
+// clear that asked for it, and starts establishing connections up to
+// MinPoolSize within MaxConnecting. It does what it can now and returns;
+// it never waits for a slot.
+func (p *Pool) runOnce() {
+	type closing struct {
+		c      *Pooled
+		reason event.CloseReason
+	}
+	var dead []closing
+	var interrupt, spawn []*Pooled
+
+	p.mu.Lock()
+	if p.state == stateClosed {
+		p.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	kept := p.idle[:0]
+	for _, c := range p.idle {
+		if reason := p.perishedLocked(c, now); reason != "" {
+			p.forgetLocked(c)
+			dead = append(dead, closing{c, reason})
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(p.idle[len(kept):])
+	p.idle = kept
+	if p.interrupt {
+		p.interrupt = false
+		for c := range p.all {
+			if (c.state == connInUse || c.state == connCheckingIn) && c.gen <= p.interruptUpTo && !c.interrupted.Load() {
+				c.interrupted.Store(true)
+				interrupt = append(interrupt, c)
+			}
+		}
+	}
+	for p.state == stateReady && p.total < p.cfg.MinPoolSize && p.canCreateLocked() {
+		spawn = append(spawn, p.reserveLocked(true))
+	}
+	if len(dead) > 0 {
+		p.dispatchLocked()
+	}
+	p.wg.Add(len(spawn))
+	p.mu.Unlock()
+
+	for _, d := range dead {
+		p.closeConn(p.bgCtx, d.c, d.reason, nil)
+	}
+	for _, c := range interrupt {
+		// Closing the socket makes the operation using it fail; CheckIn
+		// then closes it as stale.
+		c.conn.Close()
+	}
+	for _, c := range spawn {
+		go p.populate(c)
+	}
+}
+
+// populate establishes one connection for MinPoolSize and makes it
+// available.
+func (p *Pool) populate(c *Pooled) {
+	defer p.wg.Done()
+	ctx := p.bgCtx
+	if p.ev.Pool() {
+		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
+	}
+	conn, err := p.dial(ctx, c.id)
+	p.mu.Lock()
+	if err != nil {
+		closed := p.state == stateClosed
+		p.forgetLocked(c)
+		p.dispatchLocked()
+		p.mu.Unlock()
+		if closed {
+			p.closeConn(ctx, c, event.ReasonPoolClosed, nil)
+			return
+		}
+		if p.cfg.OnPopulateError != nil {
+			p.cfg.OnPopulateError(err)
+		}
+		p.closeConn(ctx, c, event.ReasonError, err)
+		return
+	}
+	c.conn = conn
+	p.attachServiceLocked(c)
+	closed := p.state == stateClosed
+	if closed {
+		p.forgetLocked(c)
+	}
+	p.mu.Unlock()
+	if closed {
+		p.closeConn(ctx, c, event.ReasonPoolClosed, nil)
+		return
+	}
+	// ConnectionReady goes out before the connection is available, so no
+	// checkout of it can be observed first.
+	if p.ev.Pool() {
+		p.ev.PoolEvent(ctx, &event.ConnectionReady{Address: p.cfg.Address, ConnectionID: c.id, Duration: time.Since(c.created)})
+	}
+	p.mu.Lock()
+	if p.state == stateClosed {
+		p.forgetLocked(c)
+		p.mu.Unlock()
+		p.closeConn(ctx, c, event.ReasonPoolClosed, nil)
+		return
+	}
+	p.pending--
+	p.bgPending--
+	c.state = connIdle
+	c.idleSince = time.Now()
+	p.idle = append(p.idle, c)
+	p.dispatchLocked()
+	more := p.state == stateReady && p.total < p.cfg.MinPoolSize
+	p.mu.Unlock()
+	if more {
+		p.signal()
+	}
+}

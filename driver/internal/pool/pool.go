@@ -1,0 +1,864 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
+)
+
+// Conn is what the pool needs of a connection. *conn.Conn satisfies it.
+type Conn interface {
+	// ID is the driver's id for the connection, the one given to Dial.
+	ID() int64
+	// Close closes the connection; it may be called from any goroutine,
+	// also while another goroutine uses the connection (that is how an
+	// in-use connection is interrupted).
+	Close() error
+	// Closed reports whether the connection closed itself after an error.
+	Closed() bool
+}
+
+// In load-balanced mode the pool reads a connection's service id from the
+// handshake reply (*conn.Conn has Hello) or from a ServiceID method (fakes).
+type helloConn interface{ Hello() *handshake.Reply }
+type serviceConn interface{ ServiceID() *bson.ObjectID }
+
+// Defaults for Config fields left zero.
+const (
+	DefaultMaxConnecting    = 2
+	DefaultMaintainInterval = 10 * time.Second
+)
+
+// Config describes a pool.
+type Config struct {
+	// Address is the server's address; it names the pool in events and
+	// errors.
+	Address string
+	// MinPoolSize is the number of connections the pool keeps open while
+	// ready, opening them in the background.
+	MinPoolSize int
+	// MaxPoolSize caps open connections (checked out, idle and being
+	// established). 0 means no limit, as in the specification; the
+	// client applies the default of 100 before it gets here.
+	MaxPoolSize int
+	// MaxConnecting caps connections being established at once; 0 means
+	// DefaultMaxConnecting.
+	MaxConnecting int
+	// MaxIdleTime closes connections idle for longer; 0 means never.
+	MaxIdleTime time.Duration
+	// WaitQueueTimeout bounds the wait for a connection (the deprecated
+	// waitQueueTimeoutMS), counted from the start of CheckOut, on top of
+	// the context's deadline; 0 means only the context bounds it.
+	WaitQueueTimeout time.Duration
+	// MaintainInterval is the time between background runs (closing
+	// perished idle connections, opening connections up to MinPoolSize);
+	// 0 means DefaultMaintainInterval and a negative value means runs
+	// happen only when something asks for one (Ready, Clear, a lost
+	// connection below MinPoolSize).
+	MaintainInterval time.Duration
+	// Dial opens and establishes (handshake, authentication) connection
+	// id. It must honour ctx: during CheckOut that is the caller's
+	// context, during background population the pool's own, which Close
+	// cancels.
+	Dial func(ctx context.Context, id int64) (Conn, error)
+	// Events receives the CMAP events; nil sends none.
+	Events *event.Dispatcher
+	// LoadBalanced keeps one generation per service id, as the load
+	// balancer specification requires.
+	LoadBalanced bool
+	// OnPopulateError receives the errors of background population, which
+	// SDAM handles as application errors before the handshake completed
+	// (typically by marking the server Unknown and clearing the pool). It
+	// runs on the pool's goroutine, before the ConnectionClosed event.
+	OnPopulateError func(err error)
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Address == "":
+		return &ConfigError{Field: "Address", Reason: "empty"}
+	case c.Dial == nil:
+		return &ConfigError{Field: "Dial", Reason: "nil"}
+	case c.MinPoolSize < 0:
+		return &ConfigError{Field: "MinPoolSize", Reason: "negative"}
+	case c.MaxPoolSize < 0:
+		return &ConfigError{Field: "MaxPoolSize", Reason: "negative"}
+	case c.MaxPoolSize > 0 && c.MinPoolSize > c.MaxPoolSize:
+		return &ConfigError{Field: "MinPoolSize", Reason: "greater than MaxPoolSize"}
+	case c.MaxConnecting < 0:
+		return &ConfigError{Field: "MaxConnecting", Reason: "negative"}
+	case c.MaxIdleTime < 0:
+		return &ConfigError{Field: "MaxIdleTime", Reason: "negative"}
+	case c.WaitQueueTimeout < 0:
+		return &ConfigError{Field: "WaitQueueTimeout", Reason: "negative"}
+	}
+	return nil
+}
+
+type poolState uint8
+
+const (
+	statePaused poolState = iota
+	stateReady
+	stateClosed
+)
+
+func (s poolState) String() string {
+	switch s {
+	case stateReady:
+		return "ready"
+	case stateClosed:
+		return "closed"
+	default:
+		return "paused"
+	}
+}
+
+type connState uint8
+
+const (
+	connPending    connState = iota // being established
+	connIdle                        // available
+	connInUse                       // checked out
+	connCheckingIn                  // CheckIn is emitting ConnectionCheckedIn
+	connGone                        // closed, no longer counted
+)
+
+// Pooled is a connection that belongs to a pool: CheckOut returns it,
+// CheckIn takes it back.
+type Pooled struct {
+	pool      *Pool
+	conn      Conn
+	id        int64
+	gen       uint64
+	svc       bson.ObjectID
+	hasSvc    bool
+	bg        bool      // established by background population
+	state     connState // guarded by pool.mu
+	created   time.Time
+	idleSince time.Time
+
+	err         error // set by MarkErrored, read by CheckIn; the holder's goroutine
+	interrupted atomic.Bool
+}
+
+// Conn returns the connection.
+func (c *Pooled) Conn() Conn { return c.conn }
+
+// ID returns the connection's id, unique within the pool and in creation
+// order from 1.
+func (c *Pooled) ID() int64 { return c.id }
+
+// Generation returns the pool (or service) generation the connection
+// belongs to.
+func (c *Pooled) Generation() uint64 { return c.gen }
+
+// ServiceID returns the connection's service id in load-balanced mode, or
+// nil.
+func (c *Pooled) ServiceID() *bson.ObjectID {
+	if !c.hasSvc {
+		return nil
+	}
+	return &c.svc
+}
+
+// MarkErrored records that the connection failed in a way that makes it
+// unfit for reuse; CheckIn then closes it with reason "error". Call it
+// before CheckIn, from the goroutine that holds the connection.
+func (c *Pooled) MarkErrored(err error) {
+	if err == nil {
+		err = errors.New("connection marked as errored")
+	}
+	c.err = err
+}
+
+// Interrupted reports whether a Clear with interruptInUseConnections closed
+// the connection while it was checked out; the operation's error should
+// then be a PoolClearedError with Interrupted set.
+func (c *Pooled) Interrupted() bool { return c.interrupted.Load() }
+
+type grantKind uint8
+
+const (
+	grantNone   grantKind = iota
+	grantConn             // an available connection, now in use
+	grantCreate           // a reserved slot: establish c
+	grantDead             // a perished connection, already forgotten: close it and retry
+	grantErr              // the checkout fails
+)
+
+type grant struct {
+	kind   grantKind
+	c      *Pooled
+	close  event.CloseReason
+	reason event.CheckOutFailReason
+	err    error
+}
+
+type waiter struct {
+	ch         chan grant // capacity 1; sent to under pool.mu when dequeued
+	prev, next *waiter
+	queued     bool
+}
+
+type service struct {
+	gen   uint64
+	count int
+}
+
+// Pool is the connection pool of one server. Its methods are safe for
+// concurrent use.
+type Pool struct {
+	cfg      Config
+	ev       *event.Dispatcher
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	wg       sync.WaitGroup
+	wake     chan struct{}
+	waiters  sync.Pool
+	waitNS   atomic.Int64
+
+	mu            sync.Mutex
+	state         poolState
+	generation    uint64
+	services      map[bson.ObjectID]*service
+	idle          []*Pooled // LIFO: the most recently used is reused first
+	all           map[*Pooled]struct{}
+	total         int
+	pending       int
+	bgPending     int // pending connections of background population
+	inUse         int
+	head, tail    *waiter
+	nwait         int
+	nextID        int64
+	createdTotal  int64
+	closedTotal   int64
+	waited        int64
+	interruptUpTo uint64
+	interrupt     bool
+	clearCause    error
+}
+
+// New returns a paused pool and emits PoolCreated. It starts the pool's
+// background goroutine, which Close stops.
+func New(cfg Config) (*Pool, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxConnecting == 0 {
+		cfg.MaxConnecting = DefaultMaxConnecting
+	}
+	if cfg.MaintainInterval == 0 {
+		cfg.MaintainInterval = DefaultMaintainInterval
+	}
+	p := &Pool{
+		cfg:      cfg,
+		ev:       cfg.Events,
+		wake:     make(chan struct{}, 1),
+		services: map[bson.ObjectID]*service{},
+		all:      map[*Pooled]struct{}{},
+	}
+	p.waiters.New = func() any { return &waiter{ch: make(chan grant, 1)} }
+	p.bgCtx, p.bgCancel = context.WithCancel(context.Background())
+	if p.ev.Pool() {
+		p.ev.PoolEvent(p.bgCtx, &event.PoolCreated{Address: cfg.Address, Options: event.PoolOptions{
+			MaxPoolSize:      cfg.MaxPoolSize,
+			MinPoolSize:      cfg.MinPoolSize,
+			MaxConnecting:    cfg.MaxConnecting,
+			MaxIdleTime:      cfg.MaxIdleTime,
+			WaitQueueTimeout: cfg.WaitQueueTimeout,
+		}})
+	}
+	p.wg.Add(1)
+	go p.maintain()
+	return p, nil
+}
+
+// Address returns the server address the pool connects to.
+func (p *Pool) Address() string { return p.cfg.Address }
+
+// CheckOut returns a connection: an available one, or a new one it
+// establishes when the limits allow, waiting its turn in a FIFO queue
+// otherwise. The wait ends with a *WaitQueueTimeoutError when ctx is done
+// or WaitQueueTimeout passes; a paused pool fails with *PoolClearedError,
+// a closed one with *PoolClosedError, and a failed establishment with
+// *DialError.
+func (p *Pool) CheckOut(ctx context.Context) (*Pooled, error) {
+	start := time.Now()
+	if p.ev.Pool() {
+		p.ev.PoolEvent(ctx, &event.ConnectionCheckOutStarted{Address: p.cfg.Address})
+	}
+	var timer *time.Timer
+	for {
+		g := p.acquire(ctx, start, &timer)
+		switch g.kind {
+		case grantConn:
+			stopTimer(timer)
+			if p.ev.Pool() {
+				p.ev.PoolEvent(ctx, &event.ConnectionCheckedOut{Address: p.cfg.Address, ConnectionID: g.c.id, Duration: time.Since(start)})
+			}
+			return g.c, nil
+		case grantDead:
+			p.closeConn(ctx, g.c, g.close, nil)
+		case grantCreate:
+			stopTimer(timer)
+			return p.establish(ctx, g.c, start)
+		default:
+			stopTimer(timer)
+			p.checkOutFailed(ctx, start, g.reason, g.err)
+			return nil, g.err
+		}
+	}
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+func (p *Pool) checkOutFailed(ctx context.Context, start time.Time, reason event.CheckOutFailReason, err error) {
+	if p.ev.Pool() {
+		p.ev.PoolEvent(ctx, &event.ConnectionCheckOutFailed{Address: p.cfg.Address, Reason: reason, Duration: time.Since(start), Err: err})
+	}
+}
+
+// acquire returns the caller's grant: immediately when nobody waits and the
+// pool can serve, else after waiting in the queue.
+func (p *Pool) acquire(ctx context.Context, start time.Time, timer **time.Timer) grant {
+	p.mu.Lock()
+	if g, ok := p.unavailableLocked(); ok {
+		p.mu.Unlock()
+		return g
+	}
+	if p.head == nil {
+		if g, ok := p.grantLocked(1); ok {
+			p.mu.Unlock()
+			return g
+		}
+	}
+	w := p.waiters.Get().(*waiter)
+	p.enqueueLocked(w)
+	p.waited++
+	p.mu.Unlock()
+
+	waitStart := time.Now()
+	var expired <-chan time.Time
+	if p.cfg.WaitQueueTimeout > 0 {
+		left := p.cfg.WaitQueueTimeout - waitStart.Sub(start)
+		if *timer == nil {
+			*timer = time.NewTimer(left)
+		} else {
+			(*timer).Reset(left)
+		}
+		expired = (*timer).C
+	}
+	var err error
+	select {
+	case g := <-w.ch:
+		p.waitNS.Add(int64(time.Since(waitStart)))
+		p.waiters.Put(w)
+		return g
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-expired:
+		err = context.DeadlineExceeded
+	}
+
+	p.mu.Lock()
+	var late grant
+	if w.queued {
+		p.removeLocked(w)
+	} else {
+		// The grant was sent before the timeout was noticed: give it back.
+		late = <-w.ch
+		p.giveBackLocked(late)
+	}
+	waited := time.Since(waitStart)
+	p.waitNS.Add(int64(waited))
+	stats := p.statsLocked()
+	p.mu.Unlock()
+	p.waiters.Put(w)
+	switch late.kind {
+	case grantDead:
+		p.closeConn(ctx, late.c, late.close, nil)
+	case grantErr:
+		return late
+	}
+	return grant{kind: grantErr, reason: event.ReasonCheckOutTimeout,
+		err: &WaitQueueTimeoutError{Address: p.cfg.Address, Waited: waited, Stats: stats, Err: err}}
+}
+
+// giveBackLocked undoes a grant its waiter no longer wants.
+func (p *Pool) giveBackLocked(g grant) {
+	switch g.kind {
+	case grantConn:
+		g.c.state = connIdle
+		p.inUse--
+		p.idle = append(p.idle, g.c)
+	case grantCreate:
+		p.forgetLocked(g.c)
+		p.closedTotal-- // it never existed
+		p.createdTotal--
+	default:
+		return
+	}
+	p.dispatchLocked()
+}
+
+func (p *Pool) unavailableLocked() (grant, bool) {
+	switch p.state {
+	case stateClosed:
+		return grant{kind: grantErr, reason: event.ReasonCheckOutPoolClosed, err: &PoolClosedError{Address: p.cfg.Address}}, true
+	case statePaused:
+		return grant{kind: grantErr, reason: event.ReasonCheckOutConnectionError, err: &PoolClearedError{Address: p.cfg.Address, Cause: p.clearCause}}, true
+	}
+	return grant{}, false
+}
+
+// grantLocked serves one checkout if it can: an available connection (or a
+// perished one to close), or a reserved slot for a new connection. demand
+// is the number of checkouts waiting for a connection, this one included:
+// while background population is establishing at least as many, they will
+// be served by those instead of opening more than minPoolSize asks for.
+func (p *Pool) grantLocked(demand int) (grant, bool) {
+	if n := len(p.idle); n > 0 {
+		c := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		if reason := p.perishedLocked(c, time.Time{}); reason != "" {
+			p.forgetLocked(c)
+			return grant{kind: grantDead, c: c, close: reason}, true
+		}
+		c.state = connInUse
+		p.inUse++
+		return grant{kind: grantConn, c: c}, true
+	}
+	if p.canCreateLocked() && demand > p.bgPending {
+		return grant{kind: grantCreate, c: p.reserveLocked(false)}, true
+	}
+	return grant{}, false
+}
+
+func (p *Pool) canCreateLocked() bool {
+	return (p.cfg.MaxPoolSize == 0 || p.total < p.cfg.MaxPoolSize) && p.pending < p.cfg.MaxConnecting
+}
+
+// dispatchLocked serves waiters, oldest first, for as long as it can.
+func (p *Pool) dispatchLocked() {
+	for p.head != nil && p.state == stateReady {
+		g, ok := p.grantLocked(p.nwait)
+		if !ok {
+			return
+		}
+		w := p.head
+		p.removeLocked(w)
+		w.ch <- g
+	}
+}
+
+func (p *Pool) enqueueLocked(w *waiter) {
+	w.queued = true
+	w.prev, w.next = p.tail, nil
+	if p.tail == nil {
+		p.head = w
+	} else {
+		p.tail.next = w
+	}
+	p.tail = w
+	p.nwait++
+}
+
+func (p *Pool) removeLocked(w *waiter) {
+	if w.prev == nil {
+		p.head = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		p.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next, w.queued = nil, nil, false
+	p.nwait--
+}
+
+// failWaitersLocked empties the wait queue, failing every waiter with err.
+func (p *Pool) failWaitersLocked(reason event.CheckOutFailReason, err error) {
+	for p.head != nil {
+		w := p.head
+		p.removeLocked(w)
+		w.ch <- grant{kind: grantErr, reason: reason, err: err}
+	}
+}
+
+func (p *Pool) reserveLocked(bg bool) *Pooled {
+	p.nextID++
+	c := &Pooled{pool: p, id: p.nextID, gen: p.generation, state: connPending, created: time.Now(), bg: bg}
+	p.total++
+	p.pending++
+	if bg {
+		p.bgPending++
+	}
+	p.createdTotal++
+	p.all[c] = struct{}{}
+	return c
+}
+
+// forgetLocked removes c from the counts; the caller closes it. An idle c
+// must already be out of p.idle.
+func (p *Pool) forgetLocked(c *Pooled) {
+	switch c.state {
+	case connGone:
+		return
+	case connPending:
+		p.pending--
+		if c.bg {
+			p.bgPending--
+		}
+	case connInUse, connCheckingIn:
+		p.inUse--
+	}
+	c.state = connGone
+	p.total--
+	p.closedTotal++
+	delete(p.all, c)
+	if c.hasSvc {
+		if s := p.services[c.svc]; s != nil {
+			if s.count--; s.count <= 0 {
+				delete(p.services, c.svc)
+			}
+		}
+	}
+	if p.total < p.cfg.MinPoolSize && p.state == stateReady {
+		p.signal()
+	}
+}
+
+// perishedLocked says why c must not be reused, or "". A zero now means
+// the time is read only if MaxIdleTime needs it.
+func (p *Pool) perishedLocked(c *Pooled, now time.Time) event.CloseReason {
+	if p.staleLocked(c) {
+		return event.ReasonStale
+	}
+	if p.cfg.MaxIdleTime > 0 && c.state == connIdle {
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if now.Sub(c.idleSince) > p.cfg.MaxIdleTime {
+			return event.ReasonIdle
+		}
+	}
+	if c.conn != nil && c.conn.Closed() {
+		return event.ReasonError
+	}
+	return ""
+}
+
+func (p *Pool) staleLocked(c *Pooled) bool {
+	if p.cfg.LoadBalanced {
+		s := p.services[c.svc]
+		return c.hasSvc && s != nil && c.gen < s.gen
+	}
+	return c.gen < p.generation
+}
+
+// attachServiceLocked gives a load-balanced connection its service's
+// generation once the handshake named the service.
+func (p *Pool) attachServiceLocked(c *Pooled) {
+	if !p.cfg.LoadBalanced {
+		return
+	}
+	var id bson.ObjectID
+	switch x := c.conn.(type) {
+	case serviceConn:
+		if s := x.ServiceID(); s != nil {
+			id = *s
+		}
+	case helloConn:
+		if h := x.Hello(); h != nil && h.ServiceID != nil {
+			id = *h.ServiceID
+		}
+	}
+	s := p.services[id]
+	if s == nil {
+		s = &service{}
+		p.services[id] = s
+	}
+	s.count++
+	c.svc, c.hasSvc, c.gen = id, true, s.gen
+}
+
+// establish dials the connection a checkout reserved.
+func (p *Pool) establish(ctx context.Context, c *Pooled, start time.Time) (*Pooled, error) {
+	if p.ev.Pool() {
+		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
+	}
+	conn, err := p.dial(ctx, c.id)
+	p.mu.Lock()
+	if err != nil {
+		p.forgetLocked(c)
+		p.dispatchLocked()
+		p.mu.Unlock()
+		derr := &DialError{Address: p.cfg.Address, ConnectionID: c.id, Err: err}
+		p.closeConn(ctx, c, event.ReasonError, err)
+		p.checkOutFailed(ctx, start, event.ReasonCheckOutConnectionError, derr)
+		return nil, derr
+	}
+	c.conn = conn
+	p.attachServiceLocked(c)
+	if p.state == stateClosed {
+		p.forgetLocked(c)
+		p.mu.Unlock()
+		p.closeConn(ctx, c, event.ReasonPoolClosed, nil)
+		perr := &PoolClosedError{Address: p.cfg.Address}
+		p.checkOutFailed(ctx, start, event.ReasonCheckOutPoolClosed, perr)
+		return nil, perr
+	}
+	p.pending--
+	p.inUse++
+	c.state = connInUse
+	p.dispatchLocked() // one fewer pending: a waiter may now establish
+	p.mu.Unlock()
+	if p.ev.Pool() {
+		now := time.Now()
+		p.ev.PoolEvent(ctx, &event.ConnectionReady{Address: p.cfg.Address, ConnectionID: c.id, Duration: now.Sub(c.created)})
+		p.ev.PoolEvent(ctx, &event.ConnectionCheckedOut{Address: p.cfg.Address, ConnectionID: c.id, Duration: now.Sub(start)})
+	}
+	return c, nil
+}
+
+func (p *Pool) dial(ctx context.Context, id int64) (Conn, error) {
+	conn, err := p.cfg.Dial(ctx, id)
+	if err == nil && conn == nil {
+		err = errors.New("Dial returned neither a connection nor an error")
+	}
+	if err != nil && conn != nil {
+		conn.Close()
+	}
+	return conn, err
+}
+
+// closeConn emits ConnectionClosed and closes c's connection; c is already
+// out of the counts.
+func (p *Pool) closeConn(ctx context.Context, c *Pooled, reason event.CloseReason, err error) {
+	if p.ev.Pool() {
+		p.ev.PoolEvent(ctx, &event.ConnectionClosed{Address: p.cfg.Address, ConnectionID: c.id, Reason: reason, Err: err})
+	}
+	if c.conn != nil {
+		c.conn.Close()
+	}
+}
+
+// CheckIn gives a checked-out connection back. A perished connection (from
+// before a clear, marked errored, or closed by an error) or any connection
+// given to a closed pool is closed; others become available, going first to
+// the oldest waiter.
+func (p *Pool) CheckIn(ctx context.Context, c *Pooled) error {
+	if c == nil {
+		return &CheckInError{Address: p.cfg.Address, Reason: "nil connection"}
+	}
+	if c.pool != p {
+		return &CheckInError{Address: p.cfg.Address, ConnectionID: c.id, Reason: "it belongs to the pool for " + c.pool.cfg.Address}
+	}
+	p.mu.Lock()
+	if c.state != connInUse {
+		p.mu.Unlock()
+		return &CheckInError{Address: p.cfg.Address, ConnectionID: c.id, Reason: "it is not checked out"}
+	}
+	if p.ev.Pool() {
+		// The event must precede the connection's next checkout, which can
+		// happen as soon as it is available: emit before that, unlocked.
+		c.state = connCheckingIn
+		p.mu.Unlock()
+		p.ev.PoolEvent(ctx, &event.ConnectionCheckedIn{Address: p.cfg.Address, ConnectionID: c.id})
+		p.mu.Lock() // connCheckingIn kept c out of everyone else's hands
+	}
+	var reason event.CloseReason
+	switch {
+	case p.state == stateClosed:
+		reason = event.ReasonPoolClosed
+	case c.err != nil:
+		reason = event.ReasonError
+	case p.staleLocked(c):
+		reason = event.ReasonStale
+	case c.interrupted.Load() || c.conn.Closed():
+		reason = event.ReasonError
+	}
+	if reason != "" {
+		p.forgetLocked(c)
+		p.dispatchLocked()
+		p.mu.Unlock()
+		p.closeConn(ctx, c, reason, c.err)
+		return nil
+	}
+	c.state = connIdle
+	p.inUse--
+	if p.cfg.MaxIdleTime > 0 {
+		c.idleSince = time.Now()
+	}
+	p.idle = append(p.idle, c)
+	p.dispatchLocked()
+	p.mu.Unlock()
+	return nil
+}
+
+// Ready marks a paused pool ready: checkouts succeed again and background
+// population resumes. It does nothing on a ready or closed pool.
+func (p *Pool) Ready() {
+	p.mu.Lock()
+	if p.state != statePaused {
+		p.mu.Unlock()
+		return
+	}
+	p.state = stateReady
+	p.clearCause = nil
+	// Emitted under the lock so that nobody can observe a connection being
+	// created for the ready pool before PoolReady.
+	if p.ev.Pool() {
+		p.ev.PoolEvent(p.bgCtx, &event.PoolReady{Address: p.cfg.Address})
+	}
+	p.mu.Unlock()
+	p.signal()
+}
+
+// Clear marks the pool's connections stale. Outside load-balanced mode it
+// also pauses the pool and fails every waiting checkout with
+// *PoolClearedError (serviceID is ignored); with interruptInUse the
+// background goroutine closes checked-out connections too. In load-balanced
+// mode it marks only serviceID's connections (every service's when nil) and
+// neither pauses nor fails waiters.
+func (p *Pool) Clear(serviceID *bson.ObjectID, interruptInUse bool) {
+	p.ClearWithCause(serviceID, interruptInUse, nil)
+}
+
+// ClearWithCause is Clear with the error that led to it, which
+// PoolClearedError and PoolCleared report.
+func (p *Pool) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, cause error) {
+	p.mu.Lock()
+	if p.state == stateClosed {
+		p.mu.Unlock()
+		return
+	}
+	if p.cfg.LoadBalanced {
+		if serviceID != nil {
+			if s := p.services[*serviceID]; s != nil {
+				s.gen++
+			}
+		} else {
+			for _, s := range p.services {
+				s.gen++
+			}
+		}
+		if p.ev.Pool() {
+			var sid *bson.ObjectID
+			if serviceID != nil {
+				id := *serviceID
+				sid = &id
+			}
+			p.ev.PoolEvent(p.bgCtx, &event.PoolCleared{Address: p.cfg.Address, ServiceID: sid, InterruptInUseConnections: interruptInUse, Cause: cause})
+		}
+		p.mu.Unlock()
+		p.signal()
+		return
+	}
+	if p.state == statePaused {
+		p.mu.Unlock()
+		return
+	}
+	p.generation++
+	p.state = statePaused
+	p.clearCause = cause
+	if interruptInUse {
+		p.interruptUpTo, p.interrupt = p.generation-1, true
+	}
+	if p.ev.Pool() {
+		p.ev.PoolEvent(p.bgCtx, &event.PoolCleared{Address: p.cfg.Address, InterruptInUseConnections: interruptInUse, Cause: cause})
+	}
+	p.failWaitersLocked(event.ReasonCheckOutConnectionError, &PoolClearedError{Address: p.cfg.Address, Cause: cause})
+	p.mu.Unlock()
+	p.signal() // close the stale idle connections now, not at the next interval
+}
+
+// Close closes the pool: available connections now, checked-out ones when
+// they are checked in; waiting and later checkouts fail with
+// *PoolClosedError. It waits for the pool's goroutines to stop. Calling it
+// again does nothing.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	if p.state == stateClosed {
+		p.mu.Unlock()
+		return
+	}
+	p.state = stateClosed
+	idle := p.idle
+	p.idle = nil
+	for _, c := range idle {
+		p.forgetLocked(c)
+	}
+	p.failWaitersLocked(event.ReasonCheckOutPoolClosed, &PoolClosedError{Address: p.cfg.Address})
+	p.mu.Unlock()
+	for _, c := range idle {
+		p.closeConn(p.bgCtx, c, event.ReasonPoolClosed, nil)
+	}
+	if p.ev.Pool() {
+		p.ev.PoolEvent(p.bgCtx, &event.PoolClosed{Address: p.cfg.Address})
+	}
+	p.bgCancel()
+	p.wg.Wait()
+}
+
+// signal asks the background goroutine for a run without blocking.
+func (p *Pool) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stats is a snapshot of a pool, in the manner of database/sql.DBStats.
+type Stats struct {
+	State              string // "paused", "ready" or "closed"
+	Max                int    // MaxPoolSize; 0 means no limit
+	Total              int    // open connections: idle, in use and pending
+	Idle               int    // available
+	InUse              int    // checked out
+	PendingConnections int    // being established
+	WaitCount          int    // checkouts waiting now
+	Waited             int64  // checkouts that had to wait, since the pool was created
+	WaitDuration       time.Duration
+	CreatedTotal       int64 // connections created, since the pool was created
+	ClosedTotal        int64 // connections closed (or failed to establish)
+	Generation         uint64
+}
+
+// Stats returns a snapshot of the pool's state.
+func (p *Pool) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.statsLocked()
+}
+
+func (p *Pool) statsLocked() Stats {
+	return Stats{
+		State:              p.state.String(),
+		Max:                p.cfg.MaxPoolSize,
+		Total:              p.total,
+		Idle:               len(p.idle),
+		InUse:              p.inUse,
+		PendingConnections: p.pending,
+		WaitCount:          p.nwait,
+		Waited:             p.waited,
+		WaitDuration:       time.Duration(p.waitNS.Load()),
+		CreatedTotal:       p.createdTotal,
+		ClosedTotal:        p.closedTotal,
+		Generation:         p.generation,
+	}
+}

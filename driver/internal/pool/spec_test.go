@@ -1,0 +1,427 @@
+package pool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/internal/spectest"
+)
+
+type cmapTest struct {
+	Version     int              `json:"version"`
+	Style       string           `json:"style"`
+	Description string           `json:"description"`
+	PoolOptions map[string]any   `json:"poolOptions"`
+	Operations  []map[string]any `json:"operations"`
+	Error       map[string]any   `json:"error"`
+	Events      []map[string]any `json:"events"`
+	Ignore      []string         `json:"ignore"`
+	FailPoint   *cmapFailPoint   `json:"failPoint"`
+}
+
+// cmapFailPoint is the failCommand fail point of the integration-style
+// files. With fake connections it is applied to connection establishment,
+// which is where the server would run the failing hello.
+type cmapFailPoint struct {
+	Mode json.RawMessage `json:"mode"`
+	Data struct {
+		FailCommands    []string `json:"failCommands"`
+		CloseConnection bool     `json:"closeConnection"`
+		BlockConnection bool     `json:"blockConnection"`
+		BlockTimeMS     int      `json:"blockTimeMS"`
+		ErrorCode       int      `json:"errorCode"`
+	} `json:"data"`
+}
+
+// failPointDialer is a Dial function that plays a failCommand fail point on
+// the handshake's hello.
+type failPointDialer struct {
+	mu    sync.Mutex
+	left  int // hellos still affected; -1 means always
+	block time.Duration
+	fail  error
+}
+
+func newFailPointDialer(t *testing.T, fp *cmapFailPoint) *failPointDialer {
+	d := &failPointDialer{}
+	if fp == nil {
+		return d
+	}
+	if !slices.Contains(fp.Data.FailCommands, "hello") {
+		t.Fatalf("fail point on %v: only hello is applied to fake connections", fp.Data.FailCommands)
+	}
+	var mode any
+	if err := json.Unmarshal(fp.Mode, &mode); err != nil {
+		t.Fatalf("fail point mode: %v", err)
+	}
+	switch m := mode.(type) {
+	case string:
+		if m != "alwaysOn" {
+			t.Fatalf("fail point mode %q not supported", m)
+		}
+		d.left = -1
+	case map[string]any:
+		times, ok := m["times"].(float64)
+		if !ok {
+			t.Fatalf("fail point mode %v not supported", m)
+		}
+		d.left = int(times)
+	}
+	if fp.Data.BlockConnection {
+		d.block = time.Duration(fp.Data.BlockTimeMS) * time.Millisecond
+	}
+	switch {
+	case fp.Data.CloseConnection:
+		d.fail = errors.New("connection closed by the server during hello (fail point)")
+	case fp.Data.ErrorCode != 0:
+		d.fail = fmt.Errorf("hello failed with code %d (fail point)", fp.Data.ErrorCode)
+	}
+	return d
+}
+
+func (d *failPointDialer) Dial(ctx context.Context, id int64) (Conn, error) {
+	d.mu.Lock()
+	hit := d.left != 0
+	if d.left > 0 {
+		d.left--
+	}
+	d.mu.Unlock()
+	if hit && d.block > 0 {
+		t := time.NewTimer(d.block)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	if hit && d.fail != nil {
+		return nil, d.fail
+	}
+	return &fakeConn{id: id}, nil
+}
+
+func TestCMAPSpec(t *testing.T) {
+	checkNoLeaks(t)
+	files := spectest.Files(t, "*.json", "connection-monitoring-and-pooling", "tests", "cmap-format")
+	tally := spectest.NewTally("cmap-format")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tc cmapTest
+		if err := json.Unmarshal(data, &tc); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		tally.Run(t, name, func(t *testing.T) { runCMAPTest(t, &tc) })
+	}
+	tally.Log(t)
+}
+
+// cmapThread runs operations in order on its own goroutine.
+type cmapThread struct {
+	ops  chan map[string]any
+	done chan struct{}
+	err  error
+}
+
+type cmapRunner struct {
+	t       *testing.T
+	pool    *Pool
+	rec     *recorder
+	mu      sync.Mutex
+	labels  map[string]*Pooled
+	threads map[string]*cmapThread
+}
+
+func runCMAPTest(t *testing.T, tc *cmapTest) {
+	if tc.Version != 1 {
+		t.Fatalf("test format version %d", tc.Version)
+	}
+	rec := newRecorder()
+	cfg := Config{
+		Address:     "localhost:27017",
+		MaxPoolSize: 100, // the spec's default; 0 would mean no limit
+		Events:      event.NewDispatcher(rec),
+	}
+	for k, v := range tc.PoolOptions {
+		n, _ := v.(float64)
+		ms := time.Duration(n) * time.Millisecond
+		switch k {
+		case "maxPoolSize":
+			cfg.MaxPoolSize = int(n)
+		case "minPoolSize":
+			cfg.MinPoolSize = int(n)
+		case "maxConnecting":
+			cfg.MaxConnecting = int(n)
+		case "maxIdleTimeMS":
+			cfg.MaxIdleTime = ms
+		case "waitQueueTimeoutMS":
+			cfg.WaitQueueTimeout = ms
+		case "backgroundThreadIntervalMS":
+			if n < 0 {
+				cfg.MaintainInterval = -1
+			} else {
+				cfg.MaintainInterval = ms
+			}
+		case "appName":
+			// Only selects the connections a server-side fail point
+			// affects; the fake dialer affects them all.
+		default:
+			t.Fatalf("unknown pool option %q", k)
+		}
+	}
+	dialer := newFailPointDialer(t, tc.FailPoint)
+	cfg.Dial = dialer.Dial
+	r := &cmapRunner{t: t, rec: rec, labels: map[string]*Pooled{}, threads: map[string]*cmapThread{}}
+	// What SDAM does with a background population error: clear the pool.
+	cfg.OnPopulateError = func(err error) { r.pool.ClearWithCause(nil, false, err) }
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.pool = p
+
+	var mainErr error
+	for _, op := range tc.Operations {
+		if th, _ := op["thread"].(string); th != "" {
+			thread := r.threads[th]
+			if thread == nil {
+				t.Fatalf("operation on thread %q that was not started", th)
+			}
+			thread.ops <- op
+			continue
+		}
+		if mainErr = r.run(op); mainErr != nil {
+			break
+		}
+	}
+	got := rec.snapshot()
+
+	// Leave nothing behind: closing the pool releases blocked checkouts.
+	p.Close()
+	for name := range r.threads {
+		r.stopThread(name)
+	}
+
+	if tc.Error != nil {
+		if mainErr == nil {
+			t.Fatalf("want error %v, got none", tc.Error)
+		}
+		matchError(t, tc.Error, mainErr)
+	} else if mainErr != nil {
+		t.Fatalf("unexpected error: %v", mainErr)
+	}
+
+	var actual []map[string]any
+	for _, e := range got {
+		if !slices.Contains(tc.Ignore, specName(e)) {
+			actual = append(actual, eventDoc(e))
+		}
+	}
+	for i, want := range tc.Events {
+		if i >= len(actual) {
+			t.Fatalf("event %d: want %v, got only %d events: %v", i, want, len(actual), actual)
+		}
+		if err := match(want, actual[i], ""); err != nil {
+			t.Fatalf("event %d: %v\nwant %v\ngot  %v\nall: %v", i, err, want, actual[i], actual)
+		}
+	}
+}
+
+func (r *cmapRunner) startThread(name string) {
+	th := &cmapThread{ops: make(chan map[string]any, 16), done: make(chan struct{})}
+	r.threads[name] = th
+	go func() {
+		defer close(th.done)
+		for op := range th.ops {
+			if err := r.run(op); err != nil && th.err == nil {
+				th.err = err
+			}
+		}
+	}()
+}
+
+// stopThread waits for the thread's operations to finish and returns its
+// first error.
+func (r *cmapRunner) stopThread(name string) error {
+	th := r.threads[name]
+	if th == nil {
+		return fmt.Errorf("no thread %q", name)
+	}
+	select {
+	case <-th.done:
+	default:
+		close(th.ops)
+		<-th.done
+	}
+	return th.err
+}
+
+func (r *cmapRunner) run(op map[string]any) error {
+	name, _ := op["name"].(string)
+	str := func(k string) string { s, _ := op[k].(string); return s }
+	num := func(k string) float64 { n, _ := op[k].(float64); return n }
+	switch name {
+	case "start":
+		r.startThread(str("target"))
+	case "wait":
+		time.Sleep(time.Duration(num("ms")) * time.Millisecond)
+	case "waitForThread":
+		return r.stopThread(str("target"))
+	case "waitForEvent":
+		timeout := 10 * time.Second
+		if n := num("timeout"); n > 0 {
+			timeout = time.Duration(n) * time.Millisecond
+		}
+		if err := r.rec.waitFor(str("event"), int(num("count")), timeout); err != nil {
+			r.t.Error(err)
+			return err
+		}
+	case "checkOut":
+		c, err := r.pool.CheckOut(context.Background())
+		if err != nil {
+			return err
+		}
+		if label := str("label"); label != "" {
+			r.mu.Lock()
+			r.labels[label] = c
+			r.mu.Unlock()
+		}
+	case "checkIn":
+		r.mu.Lock()
+		c := r.labels[str("connection")]
+		r.mu.Unlock()
+		return r.pool.CheckIn(context.Background(), c)
+	case "clear":
+		interrupt, _ := op["interruptInUseConnections"].(bool)
+		r.pool.Clear(nil, interrupt)
+	case "close":
+		r.pool.Close()
+	case "ready":
+		r.pool.Ready()
+	default:
+		r.t.Errorf("unknown operation %q", name)
+		return fmt.Errorf("unknown operation %q", name)
+	}
+	return nil
+}
+
+// eventDoc is the event as the spec tests spell it.
+func eventDoc(e event.PoolEvent) map[string]any {
+	d := map[string]any{"type": specName(e), "address": e.PoolAddress()}
+	ms := func(x time.Duration) float64 { return float64(x) / float64(time.Millisecond) }
+	switch e := e.(type) {
+	case *event.PoolCreated:
+		o := map[string]any{
+			"maxPoolSize":   float64(e.Options.MaxPoolSize),
+			"minPoolSize":   float64(e.Options.MinPoolSize),
+			"maxConnecting": float64(e.Options.MaxConnecting),
+			"maxIdleTimeMS": ms(e.Options.MaxIdleTime),
+		}
+		if e.Options.WaitQueueTimeout > 0 {
+			o["waitQueueTimeoutMS"] = ms(e.Options.WaitQueueTimeout)
+		}
+		d["options"] = o
+	case *event.PoolCleared:
+		d["interruptInUseConnections"] = e.InterruptInUseConnections
+		if e.ServiceID != nil {
+			d["serviceId"] = e.ServiceID.Hex()
+		}
+	case *event.ConnectionCreated:
+		d["connectionId"] = float64(e.ConnectionID)
+	case *event.ConnectionReady:
+		d["connectionId"] = float64(e.ConnectionID)
+		d["duration"] = ms(e.Duration)
+	case *event.ConnectionClosed:
+		d["connectionId"] = float64(e.ConnectionID)
+		d["reason"] = string(e.Reason)
+	case *event.ConnectionCheckOutFailed:
+		d["reason"] = string(e.Reason)
+		d["duration"] = ms(e.Duration)
+	case *event.ConnectionCheckedOut:
+		d["connectionId"] = float64(e.ConnectionID)
+		d["duration"] = ms(e.Duration)
+	case *event.ConnectionCheckedIn:
+		d["connectionId"] = float64(e.ConnectionID)
+	}
+	return d
+}
+
+// match is the spec's MATCH: expected is a subset of actual, and 42 or
+// "42" stand for any value.
+func match(want, got any, path string) error {
+	if want == float64(42) || want == "42" {
+		if got == nil {
+			return fmt.Errorf("%s: missing", path)
+		}
+		return nil
+	}
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: want a document, got %v", path, got)
+		}
+		for k, v := range w {
+			if err := match(v, g[k], path+"."+k); err != nil {
+				return err
+			}
+		}
+		return nil
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) < len(w) {
+			return fmt.Errorf("%s: want an array of %d, got %v", path, len(w), got)
+		}
+		for i := range w {
+			if err := match(w[i], g[i], fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if want != got {
+		return fmt.Errorf("%s: want %v (%T), got %v (%T)", path, want, want, got, got)
+	}
+	return nil
+}
+
+// matchError checks the error's type and that the spec's message starts
+// ours (ours adds the address and, for timeouts, the pool's state).
+func matchError(t *testing.T, want map[string]any, err error) {
+	t.Helper()
+	typ, _ := want["type"].(string)
+	var ok bool
+	switch typ {
+	case "PoolClosedError":
+		var e *PoolClosedError
+		ok = errors.As(err, &e)
+	case "WaitQueueTimeoutError":
+		var e *WaitQueueTimeoutError
+		ok = errors.As(err, &e)
+	case "PoolClearedError":
+		var e *PoolClearedError
+		ok = errors.As(err, &e)
+	default:
+		t.Fatalf("unknown error type %q", typ)
+	}
+	if !ok {
+		t.Fatalf("want %s, got %T: %v", typ, err, err)
+	}
+	if msg, _ := want["message"].(string); !strings.HasPrefix(err.Error(), msg) {
+		t.Fatalf("error %q does not start with %q", err.Error(), msg)
+	}
+}
