@@ -145,7 +145,9 @@ func HandleError(current ServerDescription, e ErrorInfo) ErrorOutcome {
 			out.ClearPool = true
 		}
 		if e.LoadBalanced {
-			out.ServiceID = e.ServiceID
+			if out.ClearPool {
+				out.ServiceID = e.ServiceID
+			}
 			return out
 		}
 		out.MarkUnknown = true

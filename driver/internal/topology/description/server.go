@@ -282,15 +282,15 @@ func NormalizeAddress(addr string) string {
 		}
 		return addr
 	}
-	if _, _, err := net.SplitHostPort(addr); err == nil {
+	if _, port, err := net.SplitHostPort(addr); err == nil {
+		if port == "" {
+			return addr + DefaultPort
+		}
 		return addr
 	}
 	if strings.Count(addr, ":") > 1 {
 		// A bare IPv6 literal: bracket it so a port can follow.
 		return "[" + addr + "]:" + DefaultPort
-	}
-	if strings.HasSuffix(addr, ":") {
-		return addr + DefaultPort
 	}
 	return addr + ":" + DefaultPort
 }
