@@ -282,6 +282,23 @@ func TestApplyChanges(t *testing.T) {
 	}
 }
 
+func TestApplyPrimaryStepsDown(t *testing.T) {
+	td := mustNew(t, Settings{Seeds: []string{"a", "b"}, SetName: "rs"})
+	td, _ = td.Apply(primary("a:27017", 1, 1, "a:27017", "b:27017"))
+	sec := ServerDescription{Address: "a:27017", Type: RSSecondary, SetName: "rs", Me: "a:27017",
+		Hosts: []string{"a:27017", "b:27017"}, Primary: "b:27017", MaxWireVersion: 21}
+	n, ch := td.Apply(sec)
+	b, _ := n.Server("b:27017")
+	if n.Type != ReplicaSetNoPrimary || b.Type != PossiblePrimary || len(ch.Servers) != 2 {
+		t.Fatalf("step-down: %s, b %s, %+v", n.Type, b.Type, ch)
+	}
+	// A member with a different "me" is removed while a primary is known.
+	td, _ = td.Apply(ServerDescription{Address: "b:27017", Type: RSSecondary, SetName: "rs", Me: "x:27017", MaxWireVersion: 21})
+	if _, ok := td.Server("b:27017"); ok || td.Type != ReplicaSetWithPrimary {
+		t.Errorf("mismatched me kept: %s %s", addrs(td), td.Type)
+	}
+}
+
 func TestApplyStaleTopologyVersion(t *testing.T) {
 	td := mustNew(t, Settings{Seeds: []string{"a"}, DirectConnection: true})
 	tv := func(c int64) *handshake.TopologyVersion {
@@ -483,6 +500,11 @@ func TestRTTMinAndReset(t *testing.T) {
 	r.Add(-time.Second)
 	if r.Min() != 0 {
 		t.Errorf("negative sample: Min = %v", r.Min())
+	}
+	r.Reset()
+	r.Add(time.Duration(math.MaxInt64)) // float rounding must not wrap
+	if avg, _ := r.Average(); avg != time.Duration(math.MaxInt64) {
+		t.Errorf("huge sample: average %v", avg)
 	}
 	r.Reset()
 	if _, ok := r.Average(); ok || r.Min() != 0 {

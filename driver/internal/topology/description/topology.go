@@ -156,17 +156,6 @@ func (t TopologyDescription) Server(addr string) (ServerDescription, bool) {
 // overlaps the driver's.
 func (t TopologyDescription) Compatible() bool { return t.CompatibilityErr == nil }
 
-// HasReadableServer is a quick check for callers waiting on discovery:
-// whether any server is data-bearing.
-func (t TopologyDescription) HasReadableServer() bool {
-	for i := range t.Servers {
-		if t.Servers[i].Type.IsDataBearing() {
-			return true
-		}
-	}
-	return false
-}
-
 // Equal reports whether two topology descriptions would look the same to a
 // TopologyDescriptionChangedEvent reader: same type, set name, maxima,
 // compatibility, session timeout, and pairwise equal servers.
@@ -193,6 +182,7 @@ type ConfigError struct {
 	Reason string
 }
 
+// Error names the setting and the reason.
 func (e *ConfigError) Error() string {
 	return "description: invalid " + e.Field + ": " + e.Reason
 }
@@ -208,6 +198,7 @@ type WireVersionError struct {
 	TooNew bool
 }
 
+// Error is the specification's compatibility message.
 func (e *WireVersionError) Error() string {
 	if e.TooNew {
 		return "Server at " + e.Address + " requires wire version " + strconv.Itoa(int(e.MinWireVersion)) +
@@ -232,6 +223,7 @@ type StalePrimaryError struct {
 	MaxSetVersion *int64
 }
 
+// Error holds the substring the specification requires for each case.
 func (e *StalePrimaryError) Error() string {
 	if !e.Mismatch {
 		return "primary marked stale due to discovery of newer primary"
@@ -264,6 +256,7 @@ type SetNameError struct {
 	Got     string // "" when the server reported none
 }
 
+// Error names the server and both set names.
 func (e *SetNameError) Error() string {
 	got := strconv.Quote(e.Got)
 	if e.Got == "" {
