@@ -112,10 +112,17 @@ func specName(e event.PoolEvent) string {
 	return ""
 }
 
+// leakChecks holds the tests whose leak check is registered: once per
+// test, before any pool's Close, so that it runs after all of them.
+var leakChecks sync.Map
+
 // checkNoLeaks fails t if a goroutine of this package (other than the test
 // itself) is still running shortly after the test.
 func checkNoLeaks(t *testing.T) {
 	t.Helper()
+	if _, done := leakChecks.LoadOrStore(t, true); done {
+		return
+	}
 	t.Cleanup(func() {
 		var stacks string
 		for range 100 {

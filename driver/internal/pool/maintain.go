@@ -96,6 +96,12 @@ func (p *Pool) populate(c *Pooled) {
 		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
 	}
 	conn, err := p.dial(ctx, c.id)
+	if err == nil && p.ev.Pool() {
+		// Ready goes out before the connection is available and before its
+		// maxConnecting slot is free, so nothing that follows from either
+		// can be observed first.
+		p.ev.PoolEvent(ctx, &event.ConnectionReady{Address: p.cfg.Address, ConnectionID: c.id, Duration: time.Since(c.created)})
+	}
 	p.mu.Lock()
 	if err != nil {
 		closed := p.state == stateClosed
@@ -114,21 +120,6 @@ func (p *Pool) populate(c *Pooled) {
 	}
 	c.conn = conn
 	p.attachServiceLocked(c)
-	closed := p.state == stateClosed
-	if closed {
-		p.forgetLocked(c)
-	}
-	p.mu.Unlock()
-	if closed {
-		p.closeConn(ctx, c, event.ReasonPoolClosed, nil)
-		return
-	}
-	// ConnectionReady goes out before the connection is available, so no
-	// checkout of it can be observed first.
-	if p.ev.Pool() {
-		p.ev.PoolEvent(ctx, &event.ConnectionReady{Address: p.cfg.Address, ConnectionID: c.id, Duration: time.Since(c.created)})
-	}
-	p.mu.Lock()
 	if p.state == stateClosed {
 		p.forgetLocked(c)
 		p.mu.Unlock()

@@ -602,6 +602,11 @@ func (p *Pool) establish(ctx context.Context, c *Pooled, start time.Time) (*Pool
 		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
 	}
 	conn, err := p.dial(ctx, c.id)
+	if err == nil && p.ev.Pool() {
+		// Establishment ends before ConnectionReady, and only then may
+		// another connection take its maxConnecting slot.
+		p.ev.PoolEvent(ctx, &event.ConnectionReady{Address: p.cfg.Address, ConnectionID: c.id, Duration: time.Since(c.created)})
+	}
 	p.mu.Lock()
 	if err != nil {
 		p.forgetLocked(c)
@@ -628,9 +633,7 @@ func (p *Pool) establish(ctx context.Context, c *Pooled, start time.Time) (*Pool
 	p.dispatchLocked() // one fewer pending: a waiter may now establish
 	p.mu.Unlock()
 	if p.ev.Pool() {
-		now := time.Now()
-		p.ev.PoolEvent(ctx, &event.ConnectionReady{Address: p.cfg.Address, ConnectionID: c.id, Duration: now.Sub(c.created)})
-		p.ev.PoolEvent(ctx, &event.ConnectionCheckedOut{Address: p.cfg.Address, ConnectionID: c.id, Duration: now.Sub(start)})
+		p.ev.PoolEvent(ctx, &event.ConnectionCheckedOut{Address: p.cfg.Address, ConnectionID: c.id, Duration: time.Since(start)})
 	}
 	return c, nil
 }
