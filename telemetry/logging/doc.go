@@ -1,0 +1,56 @@
+// Package logging is the driver's standardized-logging sink: it turns the
+// typed events of driver/event into the log messages of the MongoDB logging
+// specification (exact message texts and field names) and writes them to a
+// log/slog handler.
+//
+// A Sink implements event.CommandMonitor, event.PoolMonitor,
+// event.TopologyMonitor and event.SelectionMonitor, so
+// event.NewDispatcher(sink) attaches it to a client.
+//
+// # Components and levels
+//
+// Each message belongs to one component (command, topology,
+// serverSelection, connection) and is emitted only when its level is at
+// least as severe as that component's configured minimum. Levels set in
+// Options override the environment variables MONGODB_LOG_COMMAND,
+// MONGODB_LOG_TOPOLOGY, MONGODB_LOG_SERVER_SELECTION and
+// MONGODB_LOG_CONNECTION, which override MONGODB_LOG_ALL. With nothing
+// set, logging is off.
+//
+// The specification's ten levels map onto slog levels as follows, so that
+// the specification's "debug" (where almost every message lives) is
+// slog.LevelDebug and the levels slog lacks sit between and beyond slog's:
+//
+//	trace          slog.LevelDebug-4  (-8)
+//	debug          slog.LevelDebug    (-4)
+//	informational  slog.LevelInfo     (0)
+//	notice         slog.LevelInfo+2   (2)
+//	warning        slog.LevelWarn     (4)
+//	error          slog.LevelError    (8)
+//	critical       slog.LevelError+4  (12)
+//	alert          slog.LevelError+8  (16)
+//	emergency      slog.LevelError+12 (20)
+//
+// "off" disables a component entirely.
+//
+// # Documents
+//
+// Commands, replies and heartbeat replies are logged as relaxed Extended
+// JSON, cut to MaxDocumentLength bytes (MONGODB_LOG_MAX_DOCUMENT_LENGTH,
+// default 1000) at a UTF-8 boundary, with "..." appended when cut. The
+// security-sensitive commands of the command monitoring specification
+// (authenticate, saslStart, saslContinue, getnonce, createUser, updateUser,
+// copydbgetnonce, copydbsaslstart, copydb, and hello or isMaster carrying
+// speculativeAuthenticate) are logged as "{}", and their failures as an
+// empty string.
+//
+// # Cost
+//
+// A message whose component or level is disabled costs one comparison: no
+// attribute is built and nothing is serialized.
+//
+// # Trace correlation
+//
+// When the event's context carries an OpenTelemetry span context, each
+// message gets trace_id and span_id attributes, so logs join traces.
+package logging

@@ -1,0 +1,403 @@
+package logging
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/event"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// A Sink writes the specification's log messages for the events it
+// receives. Build one with New; it is safe for concurrent use.
+type Sink struct {
+	handler slog.Handler
+	min     [numComponents]slog.Level
+	maxDoc  int
+	closer  io.Closer
+}
+
+var (
+	_ event.CommandMonitor   = (*Sink)(nil)
+	_ event.PoolMonitor      = (*Sink)(nil)
+	_ event.TopologyMonitor  = (*Sink)(nil)
+	_ event.SelectionMonitor = (*Sink)(nil)
+)
+
+// Close closes the file MONGODB_LOG_PATH named, if the Sink opened one.
+func (s *Sink) Close() error {
+	if s.closer == nil {
+		return nil
+	}
+	err := s.closer.Close()
+	s.closer = nil
+	return err
+}
+
+// Enabled reports whether messages of component c at level l are emitted.
+func (s *Sink) Enabled(ctx context.Context, c Component, l Level) bool {
+	i := componentIndex(c)
+	return i >= 0 && s.enabled(ctx, i, l.SlogLevel())
+}
+
+func (s *Sink) enabled(ctx context.Context, comp int, l slog.Level) bool {
+	return l >= s.min[comp] && l < slogOff && s.handler.Enabled(ctx, l)
+}
+
+var (
+	debug = LevelDebug.SlogLevel()
+	info  = LevelInformational.SlogLevel()
+)
+
+// record starts a message; emit finishes it.
+func (s *Sink) record(comp int, l slog.Level, msg string) slog.Record {
+	r := slog.NewRecord(time.Now(), l, msg, 0)
+	r.AddAttrs(slog.String("component", string(components[comp].c)))
+	return r
+}
+
+func (s *Sink) emit(ctx context.Context, r slog.Record) {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	// A handler's write error has nowhere to go: logging must never fail
+	// the operation it describes.
+	_ = s.handler.Handle(ctx, r)
+}
+
+func addServer(r *slog.Record, host string, port int) {
+	r.AddAttrs(slog.String("serverHost", host))
+	if port != 0 { // a Unix socket has no port, and the field is omitted
+		r.AddAttrs(slog.Int("serverPort", port))
+	}
+}
+
+func addAddress(r *slog.Record, address string) {
+	host, port := event.SplitAddress(address)
+	addServer(r, host, port)
+}
+
+func durationMS(d time.Duration) slog.Attr {
+	return slog.Float64("durationMS", float64(d)/float64(time.Millisecond))
+}
+
+// document renders doc as relaxed Extended JSON cut to the maximum length.
+func (s *Sink) document(doc bson.Raw) string {
+	if len(doc) == 0 {
+		return "{}"
+	}
+	b, err := bson.AppendExtJSON(nil, doc, false)
+	if err != nil {
+		// The bytes are not shown: a malformed document may hold anything.
+		return "<malformed BSON document>"
+	}
+	return truncate(string(b), s.maxDoc)
+}
+
+// truncate cuts s to at most max bytes, backing up to a UTF-8 boundary so
+// the result stays valid, and marks the cut with "..." (not counted).
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+func (s *Sink) errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return truncate(err.Error(), s.maxDoc)
+}
+
+// sensitive lists the commands whose contents are never logged, lowercased.
+var sensitive = map[string]bool{
+	"authenticate": true, "saslstart": true, "saslcontinue": true, "getnonce": true,
+	"createuser": true, "updateuser": true, "copydbgetnonce": true, "copydbsaslstart": true, "copydb": true,
+}
+
+// isSensitive tells whether a command must be redacted. hello and isMaster
+// are when they carry speculativeAuthenticate; when the driver already
+// emptied the command (it redacts the same commands), an empty hello is
+// taken as one that did.
+func isSensitive(name string, cmd bson.Raw) bool {
+	n := strings.ToLower(name)
+	if sensitive[n] {
+		return true
+	}
+	if n == "hello" || n == "ismaster" {
+		if len(cmd) <= 5 {
+			return true
+		}
+		_, err := cmd.LookupErr("speculativeAuthenticate")
+		return err == nil
+	}
+	return false
+}
+
+func (s *Sink) addCommandFields(r *slog.Record, f *event.CommandFields) {
+	r.AddAttrs(
+		slog.String("commandName", f.CommandName),
+		slog.String("databaseName", f.DatabaseName),
+		slog.Int64("requestId", int64(f.RequestID)),
+	)
+	if f.OperationID != 0 {
+		r.AddAttrs(slog.Int64("operationId", f.OperationID))
+	}
+	r.AddAttrs(slog.Int64("driverConnectionId", f.ConnectionID))
+	addServer(r, f.ServerHost, f.ServerPort)
+	if f.ServerConnectionID != nil {
+		r.AddAttrs(slog.Int64("serverConnectionId", *f.ServerConnectionID))
+	}
+	if f.ServiceID != nil {
+		r.AddAttrs(slog.String("serviceId", f.ServiceID.Hex()))
+	}
+}
+
+// CommandStarted logs "Command started". It implements event.CommandMonitor.
+func (s *Sink) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
+	if !s.enabled(ctx, compCommand, debug) {
+		return ctx
+	}
+	r := s.record(compCommand, debug, "Command started")
+	s.addCommandFields(&r, &e.CommandFields)
+	cmd := "{}"
+	if !isSensitive(e.CommandName, e.Command) {
+		cmd = s.document(e.Command)
+	}
+	r.AddAttrs(slog.String("command", cmd))
+	s.emit(ctx, r)
+	return ctx
+}
+
+// CommandSucceeded logs "Command succeeded". It implements
+// event.CommandMonitor.
+func (s *Sink) CommandSucceeded(ctx context.Context, e *event.CommandSucceeded) {
+	if !s.enabled(ctx, compCommand, debug) {
+		return
+	}
+	r := s.record(compCommand, debug, "Command succeeded")
+	s.addCommandFields(&r, &e.CommandFields)
+	reply := "{}"
+	// The reply of a hello is redacted only when its command was; the
+	// succeeded event does not carry the command, so any hello reply that
+	// holds speculativeAuthenticate counts.
+	if !sensitiveReply(e.CommandName, e.Reply) {
+		reply = s.document(e.Reply)
+	}
+	r.AddAttrs(durationMS(e.Duration), slog.String("reply", reply))
+	s.emit(ctx, r)
+}
+
+func sensitiveReply(name string, reply bson.Raw) bool {
+	n := strings.ToLower(name)
+	if sensitive[n] {
+		return true
+	}
+	if n == "hello" || n == "ismaster" {
+		_, err := reply.LookupErr("speculativeAuthenticate")
+		return err == nil
+	}
+	return false
+}
+
+// CommandFailed logs "Command failed". It implements event.CommandMonitor.
+func (s *Sink) CommandFailed(ctx context.Context, e *event.CommandFailed) {
+	if !s.enabled(ctx, compCommand, debug) {
+		return
+	}
+	r := s.record(compCommand, debug, "Command failed")
+	s.addCommandFields(&r, &e.CommandFields)
+	failure := ""
+	if !sensitiveReply(e.CommandName, e.Reply) {
+		failure = s.errorText(e.Failure)
+	}
+	r.AddAttrs(durationMS(e.Duration), slog.String("failure", failure))
+	s.emit(ctx, r)
+}
+
+// Connection closed and checkout failed reasons, as the CMAP specification
+// spells them.
+var (
+	closeReasons = map[event.CloseReason]string{
+		event.ReasonStale:      "Connection became stale because the pool was cleared",
+		event.ReasonIdle:       "Connection has been available but unused for longer than the configured max idle time",
+		event.ReasonError:      "An error occurred while using the connection",
+		event.ReasonPoolClosed: "Connection pool was closed",
+	}
+	checkOutReasons = map[event.CheckOutFailReason]string{
+		event.ReasonCheckOutTimeout:         "Wait queue timeout elapsed without a connection becoming available",
+		event.ReasonCheckOutConnectionError: "An error occurred while trying to establish a new connection",
+		event.ReasonCheckOutPoolClosed:      "Connection pool was closed",
+	}
+)
+
+func reasonText[K ~string](m map[K]string, k K) string {
+	if t, ok := m[k]; ok {
+		return t
+	}
+	return string(k)
+}
+
+// PoolEvent logs the CMAP messages. It implements event.PoolMonitor.
+func (s *Sink) PoolEvent(ctx context.Context, ev event.PoolEvent) {
+	if !s.enabled(ctx, compConnection, debug) {
+		return
+	}
+	var r slog.Record
+	start := func(msg string) {
+		r = s.record(compConnection, debug, msg)
+		addAddress(&r, ev.PoolAddress())
+	}
+	switch e := ev.(type) {
+	case *event.PoolCreated:
+		start("Connection pool created")
+		o := e.Options
+		r.AddAttrs(
+			slog.Int64("maxIdleTimeMS", o.MaxIdleTime.Milliseconds()),
+			slog.Int("minPoolSize", o.MinPoolSize),
+			slog.Int("maxPoolSize", o.MaxPoolSize),
+			slog.Int("maxConnecting", o.MaxConnecting),
+			slog.Int64("waitQueueTimeoutMS", o.WaitQueueTimeout.Milliseconds()),
+		)
+	case *event.PoolReady:
+		start("Connection pool ready")
+	case *event.PoolCleared:
+		start("Connection pool cleared")
+		if e.ServiceID != nil {
+			r.AddAttrs(slog.String("serviceId", e.ServiceID.Hex()))
+		}
+	case *event.PoolClosed:
+		start("Connection pool closed")
+	case *event.ConnectionCreated:
+		start("Connection created")
+		r.AddAttrs(slog.Int64("driverConnectionId", e.ConnectionID))
+	case *event.ConnectionReady:
+		start("Connection ready")
+		r.AddAttrs(slog.Int64("driverConnectionId", e.ConnectionID), durationMS(e.Duration))
+	case *event.ConnectionClosed:
+		start("Connection closed")
+		r.AddAttrs(slog.Int64("driverConnectionId", e.ConnectionID), slog.String("reason", reasonText(closeReasons, e.Reason)))
+		if e.Reason == event.ReasonError && e.Err != nil {
+			r.AddAttrs(slog.String("error", s.errorText(e.Err)))
+		}
+	case *event.ConnectionCheckOutStarted:
+		start("Connection checkout started")
+	case *event.ConnectionCheckOutFailed:
+		start("Connection checkout failed")
+		r.AddAttrs(slog.String("reason", reasonText(checkOutReasons, e.Reason)))
+		if e.Reason == event.ReasonCheckOutConnectionError && e.Err != nil {
+			r.AddAttrs(slog.String("error", s.errorText(e.Err)))
+		}
+		r.AddAttrs(durationMS(e.Duration))
+	case *event.ConnectionCheckedOut:
+		start("Connection checked out")
+		r.AddAttrs(slog.Int64("driverConnectionId", e.ConnectionID), durationMS(e.Duration))
+	case *event.ConnectionCheckedIn:
+		start("Connection checked in")
+		r.AddAttrs(slog.Int64("driverConnectionId", e.ConnectionID))
+	default:
+		return
+	}
+	s.emit(ctx, r)
+}
+
+// TopologyEvent logs the SDAM messages. ServerDescriptionChanged has none:
+// the specification leaves it out as redundant with "Topology description
+// changed". It implements event.TopologyMonitor.
+func (s *Sink) TopologyEvent(ctx context.Context, ev event.TopologyEvent) {
+	if _, ok := ev.(*event.ServerDescriptionChanged); ok || !s.enabled(ctx, compTopology, debug) {
+		return
+	}
+	var r slog.Record
+	start := func(msg string) {
+		r = s.record(compTopology, debug, msg)
+		r.AddAttrs(slog.String("topologyId", ev.Topology().Hex()))
+	}
+	heartbeat := func(msg string, f *event.HeartbeatFields) {
+		start(msg)
+		addServer(&r, f.ServerHost, f.ServerPort)
+		r.AddAttrs(slog.Int64("driverConnectionId", f.DriverConnectionID))
+		if f.ServerConnectionID != nil {
+			r.AddAttrs(slog.Int64("serverConnectionId", *f.ServerConnectionID))
+		}
+		r.AddAttrs(slog.Bool("awaited", f.Awaited))
+	}
+	switch e := ev.(type) {
+	case *event.TopologyOpening:
+		start("Starting topology monitoring")
+	case *event.TopologyClosed:
+		start("Stopped topology monitoring")
+	case *event.ServerOpening:
+		start("Starting server monitoring")
+		addAddress(&r, e.Address)
+	case *event.ServerClosed:
+		start("Stopped server monitoring")
+		addAddress(&r, e.Address)
+	case *event.TopologyDescriptionChanged:
+		start("Topology description changed")
+		r.AddAttrs(slog.String("previousDescription", e.Previous.String()), slog.String("newDescription", e.New.String()))
+	case *event.ServerHeartbeatStarted:
+		heartbeat("Server heartbeat started", &e.HeartbeatFields)
+	case *event.ServerHeartbeatSucceeded:
+		heartbeat("Server heartbeat succeeded", &e.HeartbeatFields)
+		reply := "{}"
+		if !sensitiveReply("hello", e.Reply) {
+			reply = s.document(e.Reply)
+		}
+		r.AddAttrs(durationMS(e.Duration), slog.String("reply", reply))
+	case *event.ServerHeartbeatFailed:
+		heartbeat("Server heartbeat failed", &e.HeartbeatFields)
+		r.AddAttrs(durationMS(e.Duration), slog.String("failure", s.errorText(e.Failure)))
+	default:
+		return
+	}
+	s.emit(ctx, r)
+}
+
+// SelectionEvent logs the server selection messages. It implements
+// event.SelectionMonitor.
+func (s *Sink) SelectionEvent(ctx context.Context, ev event.SelectionEvent) {
+	l := debug
+	if _, ok := ev.(*event.ServerSelectionWaiting); ok {
+		l = info
+	}
+	if !s.enabled(ctx, compSelection, l) {
+		return
+	}
+	var r slog.Record
+	f := ev.Selection()
+	start := func(msg string) {
+		r = s.record(compSelection, l, msg)
+		r.AddAttrs(slog.String("selector", f.Selector))
+		if f.OperationID != 0 {
+			r.AddAttrs(slog.Int64("operationId", f.OperationID))
+		}
+		r.AddAttrs(slog.String("operation", f.Operation), slog.String("topologyDescription", f.Topology.String()))
+	}
+	switch e := ev.(type) {
+	case *event.ServerSelectionStarted:
+		start("Server selection started")
+	case *event.ServerSelectionSucceeded:
+		start("Server selection succeeded")
+		addServer(&r, e.ServerHost, e.ServerPort)
+	case *event.ServerSelectionFailed:
+		start("Server selection failed")
+		r.AddAttrs(slog.String("failure", s.errorText(e.Failure)))
+	case *event.ServerSelectionWaiting:
+		start("Waiting for suitable server to become available")
+		r.AddAttrs(slog.Int64("remainingTimeMS", e.RemainingTime.Milliseconds()))
+	default:
+		return
+	}
+	s.emit(ctx, r)
+}
