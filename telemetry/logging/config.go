@@ -150,6 +150,9 @@ type Options struct {
 	// MONGODB_LOG_PATH ("stdout", "stderr" or a file opened for append),
 	// or to stderr when that is unset or cannot be opened.
 	Handler slog.Handler
+	// Logger, when Handler is nil, supplies its handler instead. Its
+	// attributes and groups apply to every message.
+	Logger *slog.Logger
 	// Levels sets a component's minimum level; it overrides the
 	// environment for the components it names.
 	Levels map[Component]Level
@@ -226,6 +229,9 @@ func New(o Options) (*Sink, error) {
 	}
 
 	s.handler = o.Handler
+	if s.handler == nil && o.Logger != nil {
+		s.handler = o.Logger.Handler()
+	}
 	if s.handler == nil {
 		w, closer, warn := destination(getenv("MONGODB_LOG_PATH"), o.Stdout, o.Stderr)
 		if warn != nil {

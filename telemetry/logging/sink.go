@@ -30,6 +30,8 @@ var (
 )
 
 // Close closes the file MONGODB_LOG_PATH named, if the Sink opened one.
+// Call it once the client that sends events here is disconnected: a
+// message logged after Close is lost.
 func (s *Sink) Close() error {
 	if s.closer == nil {
 		return nil

@@ -451,3 +451,44 @@ func TestMalformedDocument(t *testing.T) {
 }
 
 func utf8ValidString(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// TestDispatcher checks that a Sink receives every family through
+// event.NewDispatcher, and that concurrent logging is safe.
+func TestDispatcher(t *testing.T) {
+	s, c := newSink(t, Options{Levels: allDebug()})
+	d := event.NewDispatcher(s)
+	if len(d.Unused()) != 0 || !d.Command() || !d.Pool() || !d.Topology() || !d.Selection() {
+		t.Fatal("sink not attached to every family")
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := cmdFields("ping")
+			f.ConnectionID = int64(i)
+			ctx := d.CommandStarted(ctx, &event.CommandStarted{CommandFields: f, Command: doc(t, `{"ping": 1}`)})
+			d.CommandSucceeded(ctx, &event.CommandSucceeded{CommandFields: f})
+			d.PoolEvent(ctx, &event.ConnectionCheckedIn{Address: "h", ConnectionID: int64(i)})
+			d.TopologyEvent(ctx, &event.TopologyOpening{})
+			d.SelectionEvent(ctx, &event.ServerSelectionStarted{})
+		}()
+	}
+	wg.Wait()
+	if got := len(c.take()); got != 8*5 {
+		t.Fatalf("got %d messages, want 40", got)
+	}
+}
+
+func TestLoggerOption(t *testing.T) {
+	c := newCapture()
+	s, err := New(Options{Logger: slog.New(c), Getenv: noEnv, Levels: allDebug()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PoolEvent(context.Background(), &event.PoolClosed{Address: "h"})
+	if got := c.take(); len(got) != 1 || got[0].Message != "Connection pool closed" {
+		t.Fatalf("got %+v", got)
+	}
+}
