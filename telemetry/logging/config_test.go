@@ -249,7 +249,7 @@ func TestConsoleHandler(t *testing.T) {
 	}
 	s.PoolEvent(context.Background(), &event.ConnectionCheckedIn{Address: "h:27017", ConnectionID: 5})
 	out := buf.String()
-	for _, want := range []string{"Connection checked in", "component=connection", "driverConnectionId=5", "serverHost=h", "serverPort=27017", "debug"} {
+	for _, want := range []string{"Connection checked in", "component=connection", "driverConnectionId=5", "serverHost=h", "serverPort=27017", " debug Connection checked in"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q lacks %q", out, want)
 		}
