@@ -1,0 +1,400 @@
+package topology
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
+)
+
+// monitor checks one server: a dedicated connection, polling or streaming,
+// and in streaming mode a second goroutine measuring round trips.
+type monitor struct {
+	t    *Topology
+	s    *Server
+	addr string
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// checkNow holds one pending request for an immediate check.
+	checkNow chan struct{}
+
+	mu         sync.Mutex
+	started    bool
+	stopped    bool
+	rttStarted bool
+	conn       *conn.Conn
+	// cancelled is set when the application cancelled the check in
+	// progress (by closing its connection); that check's error is not the
+	// server's news, since the application already acted on it.
+	cancelled bool
+}
+
+func newMonitor(t *Topology, s *Server) *monitor {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &monitor{t: t, s: s, addr: s.addr, ctx: ctx, cancel: cancel, checkNow: make(chan struct{}, 1)}
+}
+
+// start runs the monitor's goroutine, once; after stop it does nothing.
+func (m *monitor) start() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started || m.stopped {
+		return
+	}
+	m.started = true
+	m.wg.Add(1)
+	go m.run()
+}
+
+// stop ends the monitor's goroutines and closes its connections, and
+// waits for them.
+func (m *monitor) stop() {
+	m.halt()
+	m.wg.Wait()
+}
+
+// halt tells the monitor's goroutines to end without waiting for them, so
+// that a monitor may halt itself.
+func (m *monitor) halt() {
+	m.mu.Lock()
+	m.stopped = true
+	c := m.conn
+	m.mu.Unlock()
+	m.cancel()
+	if c != nil {
+		c.Close()
+	}
+}
+
+// requestCheck asks for a check now; run honours minHeartbeatFrequency.
+func (m *monitor) requestCheck() {
+	select {
+	case m.checkNow <- struct{}{}:
+	default:
+	}
+}
+
+// cancelCheck interrupts the check in progress by closing its connection,
+// as the error handling rules require after an application network error.
+func (m *monitor) cancelCheck() {
+	m.mu.Lock()
+	c := m.conn
+	if c != nil {
+		m.cancelled = true
+		m.conn = nil
+	}
+	m.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+}
+
+func (m *monitor) run() {
+	defer m.wg.Done()
+	defer m.closeConn()
+	for m.ctx.Err() == nil {
+		begin := time.Now()
+		again := m.check()
+		if m.ctx.Err() != nil {
+			return
+		}
+		if again {
+			continue
+		}
+		if !m.wait(begin) {
+			return
+		}
+	}
+}
+
+// wait sleeps until heartbeatFrequency after begin, or until a requested
+// check, but never ends before minHeartbeatFrequency after begin. It
+// returns false when the monitor stops.
+func (m *monitor) wait(begin time.Time) bool {
+	cfg := m.t.cfg
+	timer := time.NewTimer(time.Until(begin.Add(cfg.HeartbeatFrequency)))
+	defer timer.Stop()
+	select {
+	case <-m.ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	case <-m.checkNow:
+	}
+	d := time.Until(begin.Add(cfg.MinHeartbeatFrequency))
+	if d <= 0 {
+		return true
+	}
+	timer.Reset(d)
+	select {
+	case <-m.ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+func (m *monitor) closeConn() {
+	m.mu.Lock()
+	c := m.conn
+	m.conn = nil
+	m.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+}
+
+func (m *monitor) current() *conn.Conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.conn
+}
+
+// check runs one check and applies its result. It returns true when the
+// next check should begin at once: a streaming connection has its next
+// reply coming, or a known server failed and deserves one retry.
+func (m *monitor) check() bool {
+	c := m.current()
+	if c == nil {
+		return m.connect()
+	}
+	var (
+		tv      *handshake.TopologyVersion
+		awaited bool
+	)
+	if m.t.streaming {
+		if sd, ok := m.t.Description().Server(m.addr); ok && sd.TopologyVersion != nil {
+			tv = sd.TopologyVersion
+		}
+	}
+	awaited = c.Streaming() || tv != nil
+	m.heartbeatStarted(c.ID(), awaited)
+	start := time.Now()
+	var (
+		reply *conn.Reply
+		err   error
+	)
+	cfg := m.t.cfg
+	switch {
+	case c.Streaming():
+		reply, err = m.receive(c, cfg.ConnectTimeout+cfg.HeartbeatFrequency)
+	case tv != nil:
+		// The awaitable hello: the server answers when its topology
+		// changes or after maxAwaitTimeMS, and keeps answering (exhaust)
+		// without being asked again.
+		ctx, cancel := context.WithTimeout(m.ctx, cfg.ConnectTimeout)
+		err = c.Send(ctx, &conn.Request{DB: "admin", Command: helloCommand(c, tv, cfg.HeartbeatFrequency), ExhaustAllowed: true})
+		cancel()
+		if err == nil {
+			reply, err = m.receive(c, cfg.ConnectTimeout+cfg.HeartbeatFrequency)
+		}
+	default:
+		ctx, cancel := context.WithTimeout(m.ctx, cfg.ConnectTimeout)
+		reply, err = c.Command(ctx, &conn.Request{DB: "admin", Command: helloCommand(c, nil, 0)})
+		cancel()
+	}
+	dur := time.Since(start)
+	if err != nil {
+		return m.failed(c, err, dur, awaited)
+	}
+	hello, err := handshake.ParseReply(reply.Body)
+	reply.Release()
+	if err != nil {
+		c.Close()
+		return m.failed(c, err, dur, awaited)
+	}
+	if !awaited {
+		// A polling check's duration is a round trip; awaited replies
+		// wait on purpose, so the RTT monitor measures instead.
+		m.s.rtt.Add(dur)
+	}
+	m.succeeded(c.ID(), &hello, dur, awaited)
+	return awaited && c.Streaming()
+}
+
+// receive reads the next reply of an exhaust stream.
+func (m *monitor) receive(c *conn.Conn, timeout time.Duration) (*conn.Reply, error) {
+	ctx, cancel := context.WithTimeout(m.ctx, timeout)
+	defer cancel()
+	reply, err := c.Receive(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.ReplyError(reply.Body); err != nil {
+		reply.Release()
+		return nil, err
+	}
+	return reply, nil
+}
+
+// connect opens the monitoring connection; its handshake is the check.
+func (m *monitor) connect() bool {
+	m.heartbeatStarted(0, false)
+	cc := m.t.cfg.ConnConfig(m.addr)
+	cc.ID = 0
+	ctx, cancel := context.WithTimeout(m.ctx, m.t.cfg.ConnectTimeout)
+	start := time.Now()
+	c, err := conn.Dial(ctx, cc)
+	dur := time.Since(start)
+	cancel()
+	if err != nil {
+		return m.failed(nil, err, dur, false)
+	}
+	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
+		c.Close()
+		return false
+	}
+	m.conn = c
+	m.cancelled = false
+	m.mu.Unlock()
+	m.s.rtt.Add(dur)
+	hello := c.Hello()
+	m.succeeded(c.ID(), hello, dur, false)
+	if m.t.streaming && hello.TopologyVersion != nil {
+		m.startRTT()
+	}
+	// A streaming-capable server gets its awaitable hello at once.
+	return m.t.streaming && hello.TopologyVersion != nil
+}
+
+func (m *monitor) succeeded(connID int64, hello *handshake.Reply, dur time.Duration, awaited bool) {
+	if d := m.t.cfg.Events; d != nil && d.Topology() {
+		f := m.fields(connID, awaited)
+		id := hello.ConnectionID
+		f.ServerConnectionID = &id
+		d.TopologyEvent(context.Background(), &event.ServerHeartbeatSucceeded{HeartbeatFields: f, Duration: dur, Reply: hello.Raw})
+	}
+	avg, _ := m.s.rtt.Average()
+	sd := description.NewServer(m.addr, hello, avg, time.Now())
+	sd.MinRoundTripTime = m.s.rtt.Min()
+	m.t.apply(sd)
+}
+
+// failed handles a failed check: the failure event, then the error rules
+// (mark Unknown, clear the pool), and one immediate retry for a server
+// that was known.
+func (m *monitor) failed(c *conn.Conn, err error, dur time.Duration, awaited bool) bool {
+	var id int64
+	if c != nil {
+		id = c.ID()
+		c.Close()
+	}
+	m.mu.Lock()
+	cancelled := m.cancelled
+	m.cancelled = false
+	if m.conn == c {
+		m.conn = nil
+	}
+	m.mu.Unlock()
+	if m.ctx.Err() != nil {
+		return false
+	}
+	if d := m.t.cfg.Events; d != nil && d.Topology() {
+		d.TopologyEvent(context.Background(), &event.ServerHeartbeatFailed{HeartbeatFields: m.fields(id, awaited), Duration: dur, Failure: err})
+	}
+	if cancelled {
+		// The application closed this check's connection after acting
+		// on its own error; reconnect rather than report it twice.
+		return true
+	}
+	m.s.rtt.Reset()
+	out := m.t.handle(m.s, description.PhaseCheck, errorInfo(err))
+	return out.SkipWait
+}
+
+func (m *monitor) heartbeatStarted(connID int64, awaited bool) {
+	if d := m.t.cfg.Events; d != nil && d.Topology() {
+		d.TopologyEvent(context.Background(), &event.ServerHeartbeatStarted{HeartbeatFields: m.fields(connID, awaited)})
+	}
+}
+
+func (m *monitor) fields(connID int64, awaited bool) event.HeartbeatFields {
+	host, port := event.SplitAddress(m.addr)
+	return event.HeartbeatFields{TopologyID: m.t.id, ServerHost: host, ServerPort: port, DriverConnectionID: connID, Awaited: awaited}
+}
+
+// startRTT starts the RTT monitor once: in streaming mode the awaited
+// replies say nothing about round trips, so a plain hello on a second
+// connection every heartbeatFrequency measures them.
+func (m *monitor) startRTT() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rttStarted || m.stopped {
+		return
+	}
+	m.rttStarted = true
+	m.wg.Add(1)
+	go m.runRTT()
+}
+
+func (m *monitor) runRTT() {
+	defer m.wg.Done()
+	var c *conn.Conn
+	defer func() {
+		if c != nil {
+			c.Close()
+		}
+	}()
+	timer := time.NewTimer(m.t.cfg.HeartbeatFrequency)
+	defer timer.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-timer.C:
+		}
+		ctx, cancel := context.WithTimeout(m.ctx, m.t.cfg.ConnectTimeout)
+		start := time.Now()
+		if c == nil || c.Closed() {
+			cc := m.t.cfg.ConnConfig(m.addr)
+			cc.ID = 0
+			nc, err := conn.Dial(ctx, cc)
+			if err == nil {
+				c = nc
+				m.s.rtt.Add(time.Since(start))
+			}
+		} else {
+			reply, err := c.Command(ctx, &conn.Request{DB: "admin", Command: helloCommand(c, nil, 0)})
+			if err == nil {
+				reply.Release()
+				m.s.rtt.Add(time.Since(start))
+			} else {
+				// The server monitor reports failures; this one only
+				// reconnects next time.
+				c.Close()
+			}
+		}
+		cancel()
+		timer.Reset(m.t.cfg.HeartbeatFrequency)
+	}
+}
+
+// helloCommand is the monitoring hello: legacy isMaster unless the
+// handshake showed the server takes hello; with tv, the awaitable form.
+func helloCommand(c *conn.Conn, tv *handshake.TopologyVersion, maxAwait time.Duration) bson.Raw {
+	name := "isMaster"
+	if h := c.Hello(); h != nil && h.HelloOK {
+		name = "hello"
+	}
+	start, dst := bson.AppendDocumentStart(make([]byte, 0, 96))
+	dst = bson.AppendInt32Element(dst, name, 1)
+	if tv != nil {
+		ts, d := bson.AppendDocumentElementStart(dst, "topologyVersion")
+		d = bson.AppendObjectIDElement(d, "processId", tv.ProcessID)
+		d = bson.AppendInt64Element(d, "counter", tv.Counter)
+		// These builders only fail on a bad start offset, which ours are.
+		d, _ = bson.AppendDocumentEnd(d, ts)
+		dst = bson.AppendInt64Element(d, "maxAwaitTimeMS", maxAwait.Milliseconds())
+	}
+	dst, _ = bson.AppendDocumentEnd(dst, start)
+	return dst
+}

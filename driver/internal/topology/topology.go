@@ -1,0 +1,520 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/pool"
+	"github.com/mongoscope/mongoscope/driver/internal/selection"
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
+)
+
+// ErrClosed is returned by Select and Connect on a closed Topology.
+var ErrClosed = errors.New("topology: closed")
+
+// Topology is one client's view of its deployment, kept current by a
+// monitor per server. Its methods are safe for concurrent use.
+type Topology struct {
+	cfg       Config
+	id        bson.ObjectID
+	streaming bool
+
+	// publishMu is held across an update and the publication of its
+	// events, so events come out in the order of the updates without
+	// holding mu while monitors run.
+	publishMu sync.Mutex
+
+	mu        sync.Mutex
+	desc      description.TopologyDescription
+	changed   chan struct{}
+	servers   map[string]*Server
+	connected bool
+	closed    bool
+	// removedServers holds servers an update removed, to stop once mu
+	// is released.
+	removedServers []*Server
+	// bg counts goroutines stopping removed servers.
+	bg sync.WaitGroup
+}
+
+// Server is one server of the topology: its pool and its operation count.
+type Server struct {
+	topo    *Topology
+	addr    string
+	pool    *pool.Pool
+	ops     atomic.Int64
+	rtt     description.RTT
+	monitor *monitor // nil in load-balanced mode
+}
+
+// New checks cfg and returns a Topology that does nothing until Connect.
+func New(cfg Config) (*Topology, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	desc, err := description.New(description.Settings{
+		Seeds:            cfg.Seeds,
+		SetName:          cfg.SetName,
+		DirectConnection: cfg.DirectConnection,
+		LoadBalanced:     cfg.LoadBalanced,
+		SRV:              cfg.SRV,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Topology{
+		cfg:       cfg,
+		id:        bson.NewObjectID(),
+		streaming: cfg.streaming(),
+		desc:      desc,
+		changed:   make(chan struct{}),
+		servers:   make(map[string]*Server),
+	}, nil
+}
+
+// ID is the topology's id, carried by its events.
+func (t *Topology) ID() bson.ObjectID { return t.id }
+
+// Streaming reports whether the monitors use the streaming protocol
+// (serverMonitoringMode resolved).
+func (t *Topology) Streaming() bool { return t.streaming }
+
+// Connect emits TopologyOpening and starts a pool and a monitor for every
+// seed. In load-balanced mode the one seed is a LoadBalancer at once and
+// its pool is ready; no monitor runs.
+func (t *Topology) Connect() error {
+	t.publishMu.Lock()
+	defer t.publishMu.Unlock()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return ErrClosed
+	}
+	if t.connected {
+		t.mu.Unlock()
+		return nil
+	}
+	t.connected = true
+	prev := t.desc
+	var evs []event.TopologyEvent
+	evs = append(evs, &event.TopologyOpening{TopologyID: t.id})
+	// The initial description is an Unknown topology with no servers, as
+	// the monitoring specification's first TopologyDescriptionChanged
+	// event shows.
+	evs = append(evs, &event.TopologyDescriptionChanged{
+		TopologyID: t.id,
+		Previous:   eventTopology(description.TopologyDescription{}),
+		New:        eventTopology(prev),
+	})
+	var started []*Server
+	for _, sd := range prev.Servers {
+		s, err := t.newServer(sd.Address)
+		if err != nil {
+			t.mu.Unlock()
+			t.stopServers(started)
+			return err
+		}
+		started = append(started, s)
+		evs = append(evs, &event.ServerOpening{TopologyID: t.id, Address: sd.Address})
+	}
+	if t.cfg.LoadBalanced && len(prev.Servers) == 1 {
+		evs = append(evs, t.applyLocked(description.LoadBalancerServer(prev.Servers[0].Address))...)
+	}
+	t.mu.Unlock()
+	t.publish(evs)
+	for _, s := range started {
+		if s.monitor != nil {
+			s.monitor.start()
+		}
+	}
+	return nil
+}
+
+// newServer makes the pool and monitor of addr and registers them; t.mu
+// is held.
+func (t *Topology) newServer(addr string) (*Server, error) {
+	s := &Server{topo: t, addr: addr}
+	po := t.cfg.Pool
+	p, err := pool.New(pool.Config{
+		Address:          addr,
+		MinPoolSize:      po.MinPoolSize,
+		MaxPoolSize:      po.MaxPoolSize,
+		MaxConnecting:    po.MaxConnecting,
+		MaxIdleTime:      po.MaxIdleTime,
+		WaitQueueTimeout: po.WaitQueueTimeout,
+		MaintainInterval: po.MaintainInterval,
+		Events:           t.cfg.Events,
+		LoadBalanced:     t.cfg.LoadBalanced,
+		Dial: func(ctx context.Context, id int64) (pool.Conn, error) {
+			cc := t.cfg.ConnConfig(addr)
+			cc.ID = id
+			c, err := conn.Dial(ctx, cc)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
+		OnPopulateError: func(err error) {
+			// Population runs on the pool's own goroutine, so the
+			// generation it dialled under is the current one.
+			t.HandleError(addr, s.pool.Stats().Generation, err, description.PhaseHandshake)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.pool = p
+	if !t.cfg.LoadBalanced {
+		s.monitor = newMonitor(t, s)
+	}
+	t.servers[addr] = s
+	return s, nil
+}
+
+// stopServers stops monitors and closes pools; t.mu must not be held,
+// since a monitor may be waiting for it.
+func (t *Topology) stopServers(ss []*Server) {
+	for _, s := range ss {
+		if s.monitor != nil {
+			s.monitor.stop()
+		}
+		s.pool.Close()
+	}
+}
+
+// Close stops every monitor and closes every pool, emitting ServerClosed
+// for each server and then TopologyClosed. It waits for every goroutine
+// the topology started. Calling it again does nothing.
+func (t *Topology) Close() {
+	t.publishMu.Lock()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		t.publishMu.Unlock()
+		return
+	}
+	t.closed = true
+	connected := t.connected
+	var ss []*Server
+	for _, sd := range t.desc.Servers {
+		if s := t.servers[sd.Address]; s != nil {
+			ss = append(ss, s)
+		}
+	}
+	t.servers = map[string]*Server{}
+	close(t.changed)
+	t.changed = make(chan struct{})
+	t.mu.Unlock()
+	t.publishMu.Unlock()
+	// Monitors may be waiting for publishMu; they find the topology
+	// closed and return, so neither lock is held while they stop.
+	t.stopServers(ss)
+	t.bg.Wait()
+	if !connected {
+		return
+	}
+	evs := make([]event.TopologyEvent, 0, len(ss)+1)
+	for _, s := range ss {
+		evs = append(evs, &event.ServerClosed{TopologyID: t.id, Address: s.addr})
+	}
+	evs = append(evs, &event.TopologyClosed{TopologyID: t.id})
+	t.publishMu.Lock()
+	t.publish(evs)
+	t.publishMu.Unlock()
+}
+
+// Description returns a snapshot of the topology description. It is a
+// value nobody modifies, so the caller may keep it.
+func (t *Topology) Description() description.TopologyDescription {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.desc
+}
+
+// Server returns the server at addr, if the topology monitors it.
+func (t *Topology) Server(addr string) (*Server, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.servers[description.NormalizeAddress(addr)]
+	return s, ok
+}
+
+// apply folds sd into the topology and publishes what changed.
+func (t *Topology) apply(sd description.ServerDescription) {
+	t.publishMu.Lock()
+	defer t.publishMu.Unlock()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	evs := t.applyLocked(sd)
+	removed := t.takeRemoved()
+	t.mu.Unlock()
+	t.finishApply(evs, removed)
+}
+
+// finishApply publishes, starts the monitors of new servers and stops
+// removed ones; publishMu is held, mu is not. Removed servers stop on a
+// goroutine Close waits for, since the monitor that reported the change
+// may be one of them.
+func (t *Topology) finishApply(evs []event.TopologyEvent, removed []*Server) {
+	t.publish(evs)
+	t.mu.Lock()
+	start := make([]*monitor, 0, len(t.servers))
+	for _, s := range t.servers {
+		if s.monitor != nil {
+			start = append(start, s.monitor)
+		}
+	}
+	t.mu.Unlock()
+	for _, m := range start {
+		m.start()
+	}
+	for _, s := range removed {
+		if s.monitor != nil {
+			s.monitor.halt()
+		}
+		t.bg.Add(1)
+		go func() {
+			defer t.bg.Done()
+			t.stopServers([]*Server{s})
+		}()
+	}
+}
+
+// applyLocked applies sd with t.mu held and returns the events to publish.
+// Servers to remove are parked in t.removed for takeRemoved.
+func (t *Topology) applyLocked(sd description.ServerDescription) []event.TopologyEvent {
+	prev := t.desc
+	next, ch := prev.Apply(sd)
+	if ch.Ignored {
+		return nil
+	}
+	t.desc = next
+	var evs []event.TopologyEvent
+	for _, c := range ch.Servers {
+		evs = append(evs, &event.ServerDescriptionChanged{
+			TopologyID: t.id,
+			Address:    c.New.Address,
+			Previous:   eventServer(c.Old),
+			New:        eventServer(c.New),
+		})
+		if s := t.servers[c.New.Address]; s != nil {
+			if c.New.Type.IsDataBearing() || c.New.Type == description.LoadBalancer {
+				s.pool.Ready()
+			}
+		}
+	}
+	for _, addr := range ch.Removed {
+		if s := t.servers[addr]; s != nil {
+			delete(t.servers, addr)
+			t.removedServers = append(t.removedServers, s)
+			evs = append(evs, &event.ServerClosed{TopologyID: t.id, Address: addr})
+		}
+	}
+	for _, addr := range ch.Added {
+		if _, ok := t.servers[addr]; ok {
+			continue
+		}
+		if _, err := t.newServer(addr); err != nil {
+			// pool.New fails only on a bad Config, which the seeds'
+			// pools would have refused already.
+			continue
+		}
+		evs = append(evs, &event.ServerOpening{TopologyID: t.id, Address: addr})
+	}
+	for _, addr := range ch.CheckNow {
+		if s := t.servers[addr]; s != nil && s.monitor != nil {
+			s.monitor.requestCheck()
+		}
+	}
+	if ch.TopologyChanged {
+		evs = append(evs, &event.TopologyDescriptionChanged{
+			TopologyID: t.id,
+			Previous:   eventTopology(prev),
+			New:        eventTopology(next),
+		})
+	}
+	// Wake selection waiters: even an RTT-only change may matter to them.
+	close(t.changed)
+	t.changed = make(chan struct{})
+	return evs
+}
+
+func (t *Topology) takeRemoved() []*Server {
+	r := t.removedServers
+	t.removedServers = nil
+	return r
+}
+
+func (t *Topology) publish(evs []event.TopologyEvent) {
+	d := t.cfg.Events
+	if d == nil || !d.Topology() {
+		return
+	}
+	for _, e := range evs {
+		d.TopologyEvent(context.Background(), e)
+	}
+}
+
+func eventServer(s description.ServerDescription) event.ServerDescription {
+	return event.ServerDescription{
+		Address:       s.Address,
+		Kind:          s.Type.String(),
+		SetName:       s.SetName,
+		RoundTripTime: s.RoundTripTime,
+		Error:         s.Error,
+	}
+}
+
+func eventTopology(t description.TopologyDescription) event.TopologyDescription {
+	out := event.TopologyDescription{Kind: t.Type.String(), SetName: t.SetName}
+	if len(t.Servers) > 0 {
+		out.Servers = make([]event.ServerDescription, len(t.Servers))
+		for i, s := range t.Servers {
+			out.Servers[i] = eventServer(s)
+		}
+	}
+	return out
+}
+
+// Current implements selection.Source.
+func (t *Topology) Current() (selection.Topology, <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := t.desc
+	st := selection.Topology{
+		Kind:               topologyKind(d.Type),
+		HeartbeatFrequency: t.cfg.HeartbeatFrequency,
+		CompatibilityErr:   d.CompatibilityErr,
+		Servers:            make([]selection.Server, len(d.Servers)),
+	}
+	for i, sd := range d.Servers {
+		var ops int64
+		if s := t.servers[sd.Address]; s != nil {
+			ops = s.ops.Load()
+		}
+		st.Servers[i] = selection.Server{
+			Addr:           sd.Address,
+			Kind:           serverKind(sd.Type),
+			AvgRTT:         sd.RoundTripTime,
+			Tags:           sd.Tags,
+			LastUpdateTime: sd.LastUpdateTime,
+			LastWriteDate:  sd.LastWriteDate,
+			MaxWireVersion: sd.MaxWireVersion,
+			OperationCount: ops,
+			Err:            sd.Error,
+		}
+	}
+	return st, t.changed
+}
+
+// RequestImmediateCheck implements selection.Source: every monitor checks
+// its server now, or as soon as minHeartbeatFrequency allows.
+func (t *Topology) RequestImmediateCheck() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.servers {
+		if s.monitor != nil {
+			s.monitor.requestCheck()
+		}
+	}
+}
+
+// Select chooses a server for sel (see selection.Select) and counts one
+// operation in progress on it; the caller calls EndOperation when done.
+func (t *Topology) Select(ctx context.Context, sel selection.Selector) (*Server, error) {
+	opts := selection.Options{Timeout: t.cfg.ServerSelectionTimeout, LocalThreshold: t.cfg.LocalThreshold}
+	for {
+		t.mu.Lock()
+		closed := t.closed
+		t.mu.Unlock()
+		if closed {
+			return nil, ErrClosed
+		}
+		chosen, err := selection.Select(ctx, t, sel, opts)
+		if err != nil {
+			return nil, err
+		}
+		t.mu.Lock()
+		s := t.servers[chosen.Addr]
+		if s != nil {
+			s.ops.Add(1)
+		}
+		t.mu.Unlock()
+		if s != nil {
+			return s, nil
+		}
+		// The server was removed between selection and lookup: select
+		// again from the newer topology.
+	}
+}
+
+// Address returns the server's address.
+func (s *Server) Address() string { return s.addr }
+
+// Pool returns the server's connection pool.
+func (s *Server) Pool() *pool.Pool { return s.pool }
+
+// EndOperation ends one operation that Select counted on s.
+func (s *Server) EndOperation() { s.ops.Add(-1) }
+
+// OperationCount returns the number of operations in progress on s.
+func (s *Server) OperationCount() int64 { return s.ops.Load() }
+
+// Description returns s's current description (Unknown once s left the
+// topology).
+func (s *Server) Description() description.ServerDescription {
+	d, ok := s.topo.Description().Server(s.addr)
+	if !ok {
+		return description.UnknownServer(s.addr, nil)
+	}
+	return d
+}
+
+func topologyKind(t description.TopologyType) selection.TopologyKind {
+	switch t {
+	case description.Single:
+		return selection.Single
+	case description.ReplicaSetNoPrimary:
+		return selection.ReplicaSetNoPrimary
+	case description.ReplicaSetWithPrimary:
+		return selection.ReplicaSetWithPrimary
+	case description.Sharded:
+		return selection.Sharded
+	case description.LoadBalanced:
+		return selection.LoadBalanced
+	}
+	return selection.TopologyUnknown
+}
+
+func serverKind(t description.ServerType) selection.ServerKind {
+	switch t {
+	case description.Standalone:
+		return selection.Standalone
+	case description.Mongos:
+		return selection.Mongos
+	case description.PossiblePrimary:
+		return selection.PossiblePrimary
+	case description.RSPrimary:
+		return selection.RSPrimary
+	case description.RSSecondary:
+		return selection.RSSecondary
+	case description.RSArbiter:
+		return selection.RSArbiter
+	case description.RSOther:
+		return selection.RSOther
+	case description.RSGhost:
+		return selection.RSGhost
+	case description.LoadBalancer:
+		return selection.LoadBalancer
+	}
+	return selection.Unknown
+}
