@@ -276,7 +276,7 @@ func (m *monitor) succeeded(connID int64, hello *handshake.Reply, dur time.Durat
 	avg, _ := m.s.rtt.Average()
 	sd := description.NewServer(m.addr, hello, avg, time.Now())
 	sd.MinRoundTripTime = m.s.rtt.Min()
-	m.t.apply(sd)
+	m.t.apply(m.s, sd)
 }
 
 // failed handles a failed check: the failure event, then the error rules

@@ -245,12 +245,14 @@ func (t *Topology) Server(addr string) (*Server, bool) {
 	return s, ok
 }
 
-// apply folds sd into the topology and publishes what changed.
-func (t *Topology) apply(sd description.ServerDescription) {
+// apply folds sd, from the monitor of s, into the topology and publishes
+// what changed. A monitor whose server was removed (and perhaps added
+// again with a new monitor) no longer speaks for the address.
+func (t *Topology) apply(s *Server, sd description.ServerDescription) {
 	t.publishMu.Lock()
 	defer t.publishMu.Unlock()
 	t.mu.Lock()
-	if t.closed {
+	if t.closed || t.servers[sd.Address] != s {
 		t.mu.Unlock()
 		return
 	}

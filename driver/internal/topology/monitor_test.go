@@ -1,0 +1,125 @@
+package topology
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
+	"github.com/mongoscope/mongoscope/mongotest"
+)
+
+func countEvents[T any](evs []event.TopologyEvent) int {
+	n := 0
+	for _, e := range evs {
+		if _, ok := e.(T); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// TestImmediateChecks shows that requested checks happen, but never more
+// often than minHeartbeatFrequency, in the polling protocol.
+func TestImmediateChecks(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	rec := &recorder{}
+	topo := newTopology(t, Config{Seeds: []string{srv.Addr()}, Mode: ModePoll, HeartbeatFrequency: time.Hour, MinHeartbeatFrequency: 200 * time.Millisecond, Events: event.NewDispatcher(rec)})
+	waitFor(t, topo, "a standalone", func(d description.TopologyDescription) bool {
+		return d.Servers[0].Type == description.Standalone
+	})
+	before := countEvents[*event.ServerHeartbeatSucceeded](rec.events())
+	start := time.Now()
+	for time.Since(start) < time.Second {
+		topo.RequestImmediateCheck()
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := countEvents[*event.ServerHeartbeatSucceeded](rec.events()) - before
+	// One second of requests allows about five checks 200ms apart.
+	if got < 3 || got > 6 {
+		t.Fatalf("%d checks in a second of requests with minHeartbeatFrequency 200ms, want 3 to 6", got)
+	}
+	topo.Close()
+	for _, e := range rec.events() {
+		if e, ok := e.(*event.ServerHeartbeatStarted); ok && e.Awaited {
+			t.Fatal("an awaited heartbeat in polling mode")
+		}
+	}
+}
+
+// TestRemovedServer: a seed that turns out not to belong to the set is
+// removed, its monitor and pool stopped.
+func TestRemovedServer(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 2, mongotest.ReplicaSetOptions{})
+	stray := mongotest.NewServer(t, mongotest.Options{})
+	rec := &recorder{}
+	topo := newTopology(t, Config{Seeds: []string{rs.Members()[0].Addr(), stray.Addr()}, SetName: rs.Name(), HeartbeatFrequency: 500 * time.Millisecond, Events: event.NewDispatcher(rec)})
+	strayAddr := description.NormalizeAddress(stray.Addr())
+	waitFor(t, topo, "the stray seed removed", func(d description.TopologyDescription) bool {
+		_, ok := d.Server(strayAddr)
+		return !ok && d.Type == description.ReplicaSetWithPrimary
+	})
+	if _, ok := topo.Server(strayAddr); ok {
+		t.Fatal("the removed server is still monitored")
+	}
+	closed := false
+	for _, e := range rec.events() {
+		if e, ok := e.(*event.ServerClosed); ok && e.Address == strayAddr {
+			closed = true
+		}
+	}
+	if !closed {
+		t.Fatal("no ServerClosed event for the removed server")
+	}
+	topo.Close()
+	if g := leaked(); len(g) > 0 {
+		t.Fatalf("%d goroutines left after Close:\n%s", len(g), strings.Join(g, "\n\n"))
+	}
+}
+
+// TestMonitorRetriesOnce: when a known server's check fails, the monitor
+// marks it Unknown, clears its pool and retries at once; a second failure
+// waits for the next heartbeat.
+func TestMonitorRetriesOnce(t *testing.T) {
+	for _, mode := range []MonitoringMode{ModeStream, ModePoll} {
+		t.Run(string(mode), func(t *testing.T) {
+			rs := mongotest.NewReplicaSet(t, 2, mongotest.ReplicaSetOptions{})
+			rec := &recorder{}
+			topo := newTopology(t, Config{Seeds: []string{rs.Members()[0].Addr()}, SetName: rs.Name(), Mode: mode, HeartbeatFrequency: 2 * time.Second, ConnectTimeout: time.Second, Events: event.NewDispatcher(rec)})
+			secondary := description.NormalizeAddress(rs.Members()[1].Addr())
+			waitFor(t, topo, "the secondary", func(d description.TopologyDescription) bool {
+				s, ok := d.Server(secondary)
+				return ok && s.Type == description.RSSecondary
+			})
+			srv, _ := topo.Server(secondary)
+			gen := srv.Pool().Stats().Generation
+			if err := rs.Kill(1); err != nil {
+				t.Fatal(err)
+			}
+			d := waitFor(t, topo, "the secondary Unknown", func(d description.TopologyDescription) bool {
+				s, ok := d.Server(secondary)
+				return ok && s.Type == description.Unknown
+			})
+			if s, _ := d.Server(secondary); s.Error == nil {
+				t.Fatal("Unknown server without an error")
+			}
+			if srv.Pool().Stats().Generation == gen {
+				t.Fatal("the failed check did not clear the pool")
+			}
+			// Within a second (half a heartbeat) there is the failure and
+			// the one retry, and nothing more.
+			time.Sleep(time.Second)
+			failed := 0
+			for _, e := range rec.events() {
+				if e, ok := e.(*event.ServerHeartbeatFailed); ok && e.ServerPort != 0 && strings.HasSuffix(secondary, ":"+strconv.Itoa(e.ServerPort)) {
+					failed++
+				}
+			}
+			if failed != 2 {
+				t.Fatalf("%d failed heartbeats within a second of the kill, want 2 (the failure and one retry)", failed)
+			}
+		})
+	}
+}
