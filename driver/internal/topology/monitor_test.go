@@ -1,6 +1,11 @@
 package topology
 
 import (
+	"context"
+	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
+	"github.com/mongoscope/mongoscope/driver/internal/selection"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,7 +79,7 @@ func TestRemovedServer(t *testing.T) {
 		t.Fatal("no ServerClosed event for the removed server")
 	}
 	topo.Close()
-	if g := leaked(); len(g) > 0 {
+	if g := settled(); len(g) > 0 {
 		t.Fatalf("%d goroutines left after Close:\n%s", len(g), strings.Join(g, "\n\n"))
 	}
 }
@@ -121,5 +126,58 @@ func TestMonitorRetriesOnce(t *testing.T) {
 				t.Fatalf("%d failed heartbeats within a second of the kill, want 2 (the failure and one retry)", failed)
 			}
 		})
+	}
+}
+
+// TestLoadBalanced: the one seed is a LoadBalancer at once, its pool is
+// ready, no monitor runs, and an application network error clears only
+// that service's connections without marking the server Unknown.
+func TestLoadBalanced(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RoleLoadBalanced}})
+	rec := &recorder{}
+	topo := newTopology(t, Config{
+		Seeds:        []string{srv.Addr()},
+		LoadBalanced: true,
+		ConnConfig: func(addr string) conn.Config {
+			return conn.Config{Address: addr, Handshake: handshake.Options{LoadBalanced: true}}
+		},
+		Events: event.NewDispatcher(rec),
+	})
+	d := topo.Description()
+	if d.Type != description.LoadBalanced || len(d.Servers) != 1 || d.Servers[0].Type != description.LoadBalancer {
+		t.Fatalf("topology after Connect: %+v", d)
+	}
+	for _, g := range leaked() {
+		if strings.Contains(g, "topology.(*monitor)") {
+			t.Fatalf("a monitor runs in load-balanced mode:\n%s", g)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := topo.Select(ctx, selection.Write())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.EndOperation()
+	pc, err := s.Pool().CheckOut(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.ServiceID() == nil {
+		t.Fatal("no service id on a load-balanced connection")
+	}
+	gen := s.Pool().Stats().Generation
+	out := topo.HandleConnError(pc, s.Address(), &conn.NetworkError{Op: "read", Address: s.Address(), Err: io.ErrUnexpectedEOF}, description.PhaseOperation)
+	if out.MarkUnknown || !out.ClearPool || out.ServiceID == nil || *out.ServiceID != *pc.ServiceID() {
+		t.Fatalf("outcome %+v", out)
+	}
+	if err := s.Pool().CheckIn(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Pool().Stats(); st.State != "ready" {
+		t.Fatalf("pool %q after a load-balanced clear, want ready (generation %d -> %d)", st.State, gen, st.Generation)
+	}
+	if topo.Description().Servers[0].Type != description.LoadBalancer {
+		t.Fatal("the load balancer was marked Unknown")
 	}
 }

@@ -443,6 +443,19 @@ func ping() bson.Raw {
 	return dst
 }
 
+// settled waits up to a second for goroutines that Close already released
+// (wg.Done has run) to return, then lists those still running our code.
+func settled() []string {
+	deadline := time.Now().Add(time.Second)
+	for {
+		g := leaked()
+		if len(g) == 0 || time.Now().After(deadline) {
+			return g
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // leaked lists goroutines running this package's or the pool's code.
 func leaked() []string {
 	buf := make([]byte, 1<<20)
@@ -469,12 +482,16 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			}
 			waitFor(t, topo, "the primary", hasPrimary(description.NormalizeAddress(rs.Members()[0].Addr())))
 			time.Sleep(500 * time.Millisecond) // let RTT monitors and population run
-			if len(leaked()) == 0 {
-				t.Fatal("no monitor goroutines found while connected: the leak check would prove nothing")
+			running := strings.Join(leaked(), "\n")
+			if !strings.Contains(running, "topology.(*monitor).run") || !strings.Contains(running, "pool.(*Pool)") {
+				t.Fatal("no monitor or pool goroutines found while connected: the leak check would prove nothing")
+			}
+			if hasRTT := strings.Contains(running, "topology.(*monitor).runRTT"); hasRTT != (mode == ModeStream) {
+				t.Fatalf("mode %s: RTT monitor running = %v", mode, hasRTT)
 			}
 			topo.Close()
 			topo.Close()
-			if g := leaked(); len(g) > 0 {
+			if g := settled(); len(g) > 0 {
 				t.Fatalf("%d goroutines left after Close:\n%s", len(g), strings.Join(g, "\n\n"))
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
