@@ -237,8 +237,7 @@ func (m *monitor) receive(c *conn.Conn, timeout time.Duration) (*conn.Reply, err
 // connect opens the monitoring connection; its handshake is the check.
 func (m *monitor) connect() bool {
 	m.heartbeatStarted(0, false)
-	cc := m.t.cfg.ConnConfig(m.addr)
-	cc.ID = 0
+	cc := m.config()
 	ctx, cancel := context.WithTimeout(m.ctx, m.t.cfg.ConnectTimeout)
 	start := time.Now()
 	c, err := conn.Dial(ctx, cc)
@@ -264,6 +263,16 @@ func (m *monitor) connect() bool {
 	}
 	// A streaming-capable server gets its awaitable hello at once.
 	return m.t.streaming && hello.TopologyVersion != nil
+}
+
+// config is the configuration of a monitoring connection. The Server
+// Monitoring specification forbids authenticating on it, or negotiating a
+// mechanism, so it carries no credential.
+func (m *monitor) config() conn.Config {
+	cc := m.t.cfg.ConnConfig(m.addr)
+	cc.ID = 0
+	cc.Credential = nil
+	return cc
 }
 
 func (m *monitor) succeeded(connID int64, hello *handshake.Reply, dur time.Duration, awaited bool) {
@@ -355,9 +364,7 @@ func (m *monitor) runRTT() {
 		ctx, cancel := context.WithTimeout(m.ctx, m.t.cfg.ConnectTimeout)
 		start := time.Now()
 		if c == nil || c.Closed() {
-			cc := m.t.cfg.ConnConfig(m.addr)
-			cc.ID = 0
-			nc, err := conn.Dial(ctx, cc)
+			nc, err := conn.Dial(ctx, m.config())
 			if err == nil {
 				c = nc
 				m.s.rtt.Add(time.Since(start))

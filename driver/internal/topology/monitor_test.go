@@ -2,6 +2,7 @@ package topology
 
 import (
 	"context"
+	"github.com/mongoscope/mongoscope/driver/internal/auth"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
 	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
@@ -179,5 +180,61 @@ func TestLoadBalanced(t *testing.T) {
 	}
 	if topo.Description().Servers[0].Type != description.LoadBalancer {
 		t.Fatal("the load balancer was marked Unknown")
+	}
+}
+
+// TestMonitorsDoNotAuthenticate: with a wrong password the monitor still
+// discovers the server (monitoring connections never authenticate), while
+// an application connection fails authentication, which marks the server
+// Unknown and clears its pool. The password appears in no error or event.
+func TestMonitorsDoNotAuthenticate(t *testing.T) {
+	const secret = "s3cr3t-Pa55word-xyzzy"
+	srv := mongotest.NewServer(t, mongotest.Options{Auth: true})
+	if err := srv.AddUser("admin", "app", "right-password"); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	topo := newTopology(t, Config{
+		Seeds: []string{srv.Addr()},
+		ConnConfig: func(addr string) conn.Config {
+			return conn.Config{Address: addr, Credential: &auth.Credential{Username: "app", Password: secret, PasswordSet: true}}
+		},
+		Mode:               ModePoll,
+		HeartbeatFrequency: 500 * time.Millisecond,
+		Events:             event.NewDispatcher(rec),
+	})
+	waitFor(t, topo, "a standalone", func(d description.TopologyDescription) bool {
+		return d.Servers[0].Type == description.Standalone
+	})
+	for _, c := range srv.Commands() {
+		if c.Name == "saslStart" || c.Name == "authenticate" {
+			t.Fatalf("a monitoring connection ran %s", c.Name)
+		}
+	}
+	s, _ := topo.Server(srv.Addr())
+	gen := s.Pool().Stats().Generation
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := s.Pool().CheckOut(ctx)
+	if err == nil {
+		t.Fatal("checkout with a wrong password succeeded")
+	}
+	out := topo.HandleError(s.Address(), gen, err, description.PhaseOperation)
+	if !out.MarkUnknown || !out.ClearPool {
+		t.Fatalf("auth failure outcome %+v, want Unknown and a cleared pool", out)
+	}
+	if s.Pool().Stats().Generation == gen {
+		t.Fatal("pool not cleared")
+	}
+	texts := []string{err.Error(), topo.Description().Servers[0].Error.Error()}
+	for _, e := range rec.events() {
+		if c, ok := e.(*event.ServerDescriptionChanged); ok && c.New.Error != nil {
+			texts = append(texts, c.New.Error.Error())
+		}
+	}
+	for _, s := range texts {
+		if strings.Contains(s, secret) {
+			t.Fatalf("the password leaked: %s", s)
+		}
 	}
 }
