@@ -5,6 +5,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
 
 // FuzzErrorInfo feeds arbitrary error replies to the conversion the error
@@ -63,6 +64,30 @@ func TestErrorInfo(t *testing.T) {
 		info := errorInfo(tt.err)
 		if info.Network != tt.network || info.Code != tt.code || info.SystemOverloaded != tt.overloaded || info.Err != tt.err {
 			t.Errorf("%s: %+v", tt.name, info)
+		}
+	}
+}
+
+func TestPoolReady(t *testing.T) {
+	tests := []struct {
+		st    description.ServerType
+		tt    description.TopologyType
+		ready bool
+	}{
+		{description.RSPrimary, description.ReplicaSetWithPrimary, true},
+		{description.RSSecondary, description.ReplicaSetNoPrimary, true},
+		{description.Standalone, description.Single, true},
+		{description.Mongos, description.Sharded, true},
+		{description.LoadBalancer, description.LoadBalanced, true},
+		{description.RSArbiter, description.ReplicaSetWithPrimary, false},
+		{description.RSArbiter, description.Single, true},
+		{description.RSGhost, description.Single, true},
+		{description.Unknown, description.Single, false},
+		{description.Unknown, description.ReplicaSetNoPrimary, false},
+	}
+	for _, tt := range tests {
+		if got := poolReady(tt.st, tt.tt); got != tt.ready {
+			t.Errorf("poolReady(%v, %v) = %v, want %v", tt.st, tt.tt, got, tt.ready)
 		}
 	}
 }

@@ -300,6 +300,12 @@ func (t *Topology) applyLocked(sd description.ServerDescription) []event.Topolog
 		return nil
 	}
 	t.desc = next
+	// Every successful check marks the pool ready, in the same critical
+	// section as the update, so no selection finds the server known with
+	// its pool still paused.
+	if s := t.servers[sd.Address]; s != nil && poolReady(sd.Type, next.Type) {
+		s.pool.Ready()
+	}
 	var evs []event.TopologyEvent
 	for _, c := range ch.Servers {
 		evs = append(evs, &event.ServerDescriptionChanged{
@@ -308,11 +314,6 @@ func (t *Topology) applyLocked(sd description.ServerDescription) []event.Topolog
 			Previous:   eventServer(c.Old),
 			New:        eventServer(c.New),
 		})
-		if s := t.servers[c.New.Address]; s != nil {
-			if c.New.Type.IsDataBearing() || c.New.Type == description.LoadBalancer {
-				s.pool.Ready()
-			}
-		}
 	}
 	for _, addr := range ch.Removed {
 		if s := t.servers[addr]; s != nil {
@@ -479,6 +480,19 @@ func (s *Server) Description() description.ServerDescription {
 		return description.UnknownServer(s.addr, nil)
 	}
 	return d
+}
+
+// poolReady reports whether a server of type st in a topology of type tt
+// gets a ready pool: the SDAM specification's data-bearing types (and the
+// load balancer), or any known server of a direct connection.
+func poolReady(st description.ServerType, tt description.TopologyType) bool {
+	switch st {
+	case description.Mongos, description.RSPrimary, description.RSSecondary, description.Standalone, description.LoadBalancer:
+		return true
+	case description.Unknown:
+		return false
+	}
+	return tt == description.Single
 }
 
 func topologyKind(t description.TopologyType) selection.TopologyKind {
