@@ -34,6 +34,10 @@ type monitor struct {
 	// progress (by closing its connection); that check's error is not the
 	// server's news, since the application already acted on it.
 	cancelled bool
+
+	// prevTV is the topologyVersion of the last successful check, nil
+	// after a failure; only the run goroutine uses it.
+	prevTV *handshake.TopologyVersion
 }
 
 func newMonitor(t *Topology, s *Server) *monitor {
@@ -100,6 +104,12 @@ func (m *monitor) run() {
 	defer m.wg.Done()
 	defer m.closeConn()
 	for m.ctx.Err() == nil {
+		// A request that arrived while the last check ran is satisfied
+		// by it; the specification ignores such requests.
+		select {
+		case <-m.checkNow:
+		default:
+		}
 		begin := time.Now()
 		again := m.check()
 		if m.ctx.Err() != nil {
@@ -165,16 +175,13 @@ func (m *monitor) check() bool {
 	if c == nil {
 		return m.connect()
 	}
-	var (
-		tv      *handshake.TopologyVersion
-		awaited bool
-	)
+	// The awaitable hello carries this monitor's own last topologyVersion,
+	// not the topology's, which an application error may have set.
+	var tv *handshake.TopologyVersion
 	if m.t.streaming {
-		if sd, ok := m.t.Description().Server(m.addr); ok && sd.TopologyVersion != nil {
-			tv = sd.TopologyVersion
-		}
+		tv = m.prevTV
 	}
-	awaited = c.Streaming() || tv != nil
+	awaited := c.Streaming() || tv != nil
 	m.heartbeatStarted(c.ID(), awaited)
 	start := time.Now()
 	var (
@@ -276,6 +283,7 @@ func (m *monitor) config() conn.Config {
 }
 
 func (m *monitor) succeeded(connID int64, hello *handshake.Reply, dur time.Duration, awaited bool) {
+	m.prevTV = hello.TopologyVersion
 	if d := m.t.cfg.Events; d != nil && d.Topology() {
 		f := m.fields(connID, awaited)
 		id := hello.ConnectionID
@@ -297,6 +305,7 @@ func (m *monitor) failed(c *conn.Conn, err error, dur time.Duration, awaited boo
 		id = c.ID()
 		c.Close()
 	}
+	m.prevTV = nil
 	m.mu.Lock()
 	cancelled := m.cancelled
 	m.cancelled = false
@@ -312,8 +321,9 @@ func (m *monitor) failed(c *conn.Conn, err error, dur time.Duration, awaited boo
 	}
 	if cancelled {
 		// The application closed this check's connection after acting
-		// on its own error; reconnect rather than report it twice.
-		return true
+		// on its own error: report nothing more, and wait (a check it
+		// requested wakes the wait) as the specification's monitor does.
+		return false
 	}
 	m.s.rtt.Reset()
 	out := m.t.handle(m.s, description.PhaseCheck, errorInfo(err))
@@ -394,6 +404,7 @@ func helloCommand(c *conn.Conn, tv *handshake.TopologyVersion, maxAwait time.Dur
 	}
 	start, dst := bson.AppendDocumentStart(make([]byte, 0, 96))
 	dst = bson.AppendInt32Element(dst, name, 1)
+	dst = bson.AppendBooleanElement(dst, "helloOk", true)
 	if tv != nil {
 		ts, d := bson.AppendDocumentElementStart(dst, "topologyVersion")
 		d = bson.AppendObjectIDElement(d, "processId", tv.ProcessID)
