@@ -410,19 +410,34 @@ func TestApplicationErrors(t *testing.T) {
 				t.Fatalf("marked Unknown = %v, want %v", out.MarkUnknown, tt.unknown)
 			}
 			if tt.unknown {
-				sawUnknown := false
-				for _, e := range rec.events()[mark:] {
-					if c, ok := e.(*event.ServerDescriptionChanged); ok && c.New.Kind == "Unknown" {
-						sawUnknown = true
+				countUnknown := func() int {
+					n := 0
+					for _, e := range rec.events()[mark:] {
+						if c, ok := e.(*event.ServerDescriptionChanged); ok && c.New.Kind == "Unknown" {
+							n++
+						}
 					}
+					return n
 				}
-				if !sawUnknown {
+				if countUnknown() == 0 {
 					t.Fatal("no ServerDescriptionChanged to Unknown")
 				}
 				// The monitor finds the server again.
 				waitFor(t, topo, "rediscovery", func(d description.TopologyDescription) bool {
 					return len(d.Servers) == 1 && d.Servers[0].Type == description.RSPrimary
 				})
+				// One clear only: the monitor check the application
+				// cancelled reports nothing of its own.
+				want := gen
+				if tt.cleared {
+					want++
+				}
+				if got := s.Pool().Stats().Generation; got != want {
+					t.Fatalf("generation %d after rediscovery, want %d", got, want)
+				}
+				if n := countUnknown(); n != 1 {
+					t.Fatalf("%d changes to Unknown, want 1", n)
+				}
 			}
 			s.Pool().CheckIn(ctx, pc)
 			// An error from the old generation is stale now.
