@@ -2,6 +2,7 @@ package topology
 
 import (
 	"context"
+	"errors"
 	"github.com/mongoscope/mongoscope/driver/internal/auth"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
 	"github.com/mongoscope/mongoscope/driver/internal/handshake"
@@ -236,5 +237,33 @@ func TestMonitorsDoNotAuthenticate(t *testing.T) {
 		if strings.Contains(s, secret) {
 			t.Fatalf("the password leaked: %s", s)
 		}
+	}
+}
+
+// TestCloseEndsSelection: a selection waiting for a server ends with
+// ErrClosed when the topology closes, not at its timeout.
+func TestCloseEndsSelection(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	addr := srv.Addr()
+	srv.Close() // nothing listens there now
+	topo := newTopology(t, Config{Seeds: []string{addr}, ServerSelectionTimeout: time.Minute, HeartbeatFrequency: 500 * time.Millisecond})
+	done := make(chan error, 1)
+	go func() {
+		_, err := topo.Select(context.Background(), selection.Write())
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	topo.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Select = %v, want ErrClosed", err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Fatalf("Select ended %v after Close", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Select still waiting 10s after Close")
 	}
 }

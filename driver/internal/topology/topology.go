@@ -40,6 +40,10 @@ type Topology struct {
 	removedServers []*Server
 	// bg counts goroutines stopping removed servers.
 	bg sync.WaitGroup
+	// closing is cancelled by Close, to end selections waiting for a
+	// change that will never come.
+	closing context.Context
+	stop    context.CancelFunc
 }
 
 // Server is one server of the topology: its pool and its operation count.
@@ -68,7 +72,10 @@ func New(cfg Config) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
+	closing, stop := context.WithCancel(context.Background())
 	return &Topology{
+		closing:   closing,
+		stop:      stop,
 		cfg:       cfg,
 		id:        bson.NewObjectID(),
 		streaming: cfg.streaming(),
@@ -200,6 +207,7 @@ func (t *Topology) Close() {
 		return
 	}
 	t.closed = true
+	t.stop()
 	connected := t.connected
 	var ss []*Server
 	for _, sd := range t.desc.Servers {
@@ -435,15 +443,18 @@ func (t *Topology) RequestImmediateCheck() {
 // operation in progress on it; the caller calls EndOperation when done.
 func (t *Topology) Select(ctx context.Context, sel selection.Selector) (*Server, error) {
 	opts := selection.Options{Timeout: t.cfg.ServerSelectionTimeout, LocalThreshold: t.cfg.LocalThreshold}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(t.closing, cancel)()
 	for {
-		t.mu.Lock()
-		closed := t.closed
-		t.mu.Unlock()
-		if closed {
+		if t.closing.Err() != nil {
 			return nil, ErrClosed
 		}
 		chosen, err := selection.Select(ctx, t, sel, opts)
 		if err != nil {
+			if t.closing.Err() != nil {
+				return nil, ErrClosed
+			}
 			return nil, err
 		}
 		t.mu.Lock()
