@@ -44,6 +44,9 @@ type Topology struct {
 	// change that will never come.
 	closing context.Context
 	stop    context.CancelFunc
+	// noMonitors leaves servers unmonitored, for tests that feed
+	// descriptions themselves.
+	noMonitors bool
 }
 
 // Server is one server of the topology: its pool and its operation count.
@@ -177,7 +180,7 @@ func (t *Topology) newServer(addr string) (*Server, error) {
 		return nil, err
 	}
 	s.pool = p
-	if !t.cfg.LoadBalanced {
+	if !t.cfg.LoadBalanced && !t.noMonitors {
 		s.monitor = newMonitor(t, s)
 	}
 	t.servers[addr] = s
