@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"context"
 	"errors"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -19,16 +20,22 @@ import (
 // for servers no longer monitored change nothing. It returns what was
 // decided.
 func (t *Topology) HandleError(addr string, generation uint64, err error, phase description.Phase) description.ErrorOutcome {
-	return t.handleFor(addr, generation, nil, err, phase)
+	return t.handleFor(addr, generation, nil, 0, err, phase)
 }
 
-// HandleConnError is HandleError for an error on c, whose generation and
-// service id (behind a load balancer) it uses.
+// HandleConnError is HandleError for an error on c, whose generation,
+// service id (behind a load balancer) and server maxWireVersion it uses.
 func (t *Topology) HandleConnError(c *pool.Pooled, addr string, err error, phase description.Phase) description.ErrorOutcome {
-	return t.handleFor(addr, c.Generation(), c.ServiceID(), err, phase)
+	var maxWire int32
+	if cc, ok := c.Conn().(*conn.Conn); ok && cc.Hello() != nil {
+		maxWire = cc.Hello().MaxWireVersion
+	}
+	return t.handleFor(addr, c.Generation(), c.ServiceID(), maxWire, err, phase)
 }
 
-func (t *Topology) handleFor(addr string, generation uint64, serviceID *bson.ObjectID, err error, phase description.Phase) description.ErrorOutcome {
+// handleFor converts err and handles it; maxWire 0 takes the server's
+// current maxWireVersion.
+func (t *Topology) handleFor(addr string, generation uint64, serviceID *bson.ObjectID, maxWire int32, err error, phase description.Phase) description.ErrorOutcome {
 	if err == nil {
 		return description.ErrorOutcome{}
 	}
@@ -45,6 +52,7 @@ func (t *Topology) handleFor(addr string, generation uint64, serviceID *bson.Obj
 	info := errorInfo(err)
 	info.Generation = generation
 	info.ServiceID = serviceID
+	info.MaxWireVersion = maxWire
 	var he *conn.HandshakeError
 	if errors.As(err, &he) {
 		phase = description.PhaseHandshake
@@ -61,7 +69,10 @@ func errorInfo(err error) description.ErrorInfo {
 	var ne *conn.NetworkError
 	if errors.As(err, &ne) {
 		info.Network = true
-		info.Timeout = ne.Timeout()
+		// A network error whose cause is a deadline is a timeout too,
+		// however it was built.
+		var te interface{ Timeout() bool }
+		info.Timeout = ne.Timeout() || errors.Is(ne.Err, context.DeadlineExceeded) || (errors.As(ne.Err, &te) && te.Timeout())
 	}
 	var ce *conn.CommandError
 	var wce *conn.WriteConcernError
@@ -117,7 +128,9 @@ func (t *Topology) handle(s *Server, phase description.Phase, info description.E
 		return description.ErrorOutcome{}
 	}
 	current, _ := t.desc.Server(s.addr)
-	info.MaxWireVersion = current.MaxWireVersion
+	if info.MaxWireVersion == 0 {
+		info.MaxWireVersion = current.MaxWireVersion
+	}
 	out := description.HandleError(current, info)
 	if out.Stale {
 		t.mu.Unlock()
