@@ -77,6 +77,9 @@ type Config struct {
 
 	Pool PoolOptions
 	// Events receives SDAM, heartbeat and CMAP events; nil sends none.
+	// Pool events of a clear or a ready pool are sent while the topology
+	// is locked (the specification ties them to the description update),
+	// so a monitor must not call back into the Topology synchronously.
 	Events *event.Dispatcher
 }
 
