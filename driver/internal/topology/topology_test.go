@@ -206,8 +206,13 @@ func TestDiscoverStandalone(t *testing.T) {
 			if err := s.Pool().CheckIn(ctx, pc); err != nil {
 				t.Fatal(err)
 			}
-			// Wait for a later heartbeat to see the protocol in use.
-			time.Sleep(700 * time.Millisecond)
+			// Wait for later heartbeats to see the protocol in use, and
+			// for a second RTT sample (from the RTT monitor when
+			// streaming, from the polls otherwise).
+			time.Sleep(1200 * time.Millisecond)
+			if min := topo.Description().Servers[0].MinRoundTripTime; min <= 0 {
+				t.Errorf("MinRoundTripTime = %v after several heartbeats, want > 0", min)
+			}
 			topo.Close()
 			var opening, closed, started, awaited int
 			for _, e := range rec.events() {
