@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math"
 	"math/big"
@@ -90,7 +91,7 @@ func bracket(t bson.Type) int {
 func Compare(a, b bson.RawValue) int {
 	ba, bb := bracket(a.Type), bracket(b.Type)
 	if ba != bb {
-		return cmpInt(ba, bb)
+		return cmp.Compare(ba, bb)
 	}
 	switch ba {
 	case bracketMinKey, bracketMissing, bracketNull, bracketMaxKey:
@@ -106,33 +107,33 @@ func Compare(a, b bson.RawValue) int {
 	case bracketObjectID:
 		return bytes.Compare(a.Value, b.Value)
 	case bracketBool:
-		return cmpInt(int(boolByte(a.Value)), int(boolByte(b.Value)))
+		return cmp.Compare(int(boolByte(a.Value)), int(boolByte(b.Value)))
 	case bracketDate:
 		x, _ := a.DateTimeOK()
 		y, _ := b.DateTimeOK()
-		return cmpInt64(x, y)
+		return cmp.Compare(x, y)
 	case bracketTimestamp:
 		// Timestamps are unsigned: the seconds, then the increment.
 		t1, i1, _ := a.TimestampOK()
 		t2, i2, _ := b.TimestampOK()
 		if t1 != t2 {
-			return cmpUint(t1, t2)
+			return cmp.Compare(t1, t2)
 		}
-		return cmpUint(i1, i2)
+		return cmp.Compare(i1, i2)
 	case bracketRegex:
 		p1, o1, _ := a.RegexOK()
 		p2, o2, _ := b.RegexOK()
-		if c := cmpString(p1, p2); c != 0 {
+		if c := cmp.Compare(p1, p2); c != 0 {
 			return c
 		}
-		return cmpString(o1, o2)
+		return cmp.Compare(o1, o2)
 	case bracketDBPointer:
 		n1, id1, _ := a.DBPointerOK()
 		n2, id2, _ := b.DBPointerOK()
 		if len(n1) != len(n2) {
-			return cmpInt(len(n1), len(n2))
+			return cmp.Compare(len(n1), len(n2))
 		}
-		if c := cmpString(n1, n2); c != 0 {
+		if c := cmp.Compare(n1, n2); c != 0 {
 			return c
 		}
 		return id1.Compare(id2)
@@ -141,7 +142,7 @@ func Compare(a, b bson.RawValue) int {
 	case bracketCodeScope:
 		c1, s1, _ := a.CodeWithScopeOK()
 		c2, s2, _ := b.CodeWithScopeOK()
-		if c := cmpString(c1, c2); c != 0 {
+		if c := cmp.Compare(c1, c2); c != 0 {
 			return c
 		}
 		return compareDocs(s1, s2)
@@ -168,7 +169,7 @@ func compareDocs(a, b bson.Raw) int {
 			return 0
 		}
 		va, vb := ia.Value(), ib.Value()
-		if c := cmpInt(bracket(va.Type), bracket(vb.Type)); c != 0 {
+		if c := cmp.Compare(bracket(va.Type), bracket(vb.Type)); c != 0 {
 			return c
 		}
 		if c := bytes.Compare(ia.KeyBytes(), ib.KeyBytes()); c != 0 {
@@ -187,10 +188,10 @@ func compareBinary(a, b []byte) int {
 	la := binary.LittleEndian.Uint32(a)
 	lb := binary.LittleEndian.Uint32(b)
 	if la != lb {
-		return cmpUint(la, lb)
+		return cmp.Compare(la, lb)
 	}
 	if a[4] != b[4] {
-		return cmpInt(int(a[4]), int(b[4]))
+		return cmp.Compare(int(a[4]), int(b[4]))
 	}
 	return bytes.Compare(a[5:], b[5:])
 }
@@ -277,7 +278,7 @@ func compareNum(x, y number) int {
 	}
 	switch {
 	case x.kind == 'i' && y.kind == 'i':
-		return cmpInt64(x.i, y.i)
+		return cmp.Compare(x.i, y.i)
 	case x.kind == 'f' && y.kind == 'f':
 		return cmpFloat(x.f, y.f)
 	case x.kind == 'i' && y.kind == 'f':
@@ -298,7 +299,7 @@ func cmpIntFloat(i int64, f float64) int {
 		return 1
 	}
 	t := math.Trunc(f)
-	if c := cmpInt64(i, int64(t)); c != 0 {
+	if c := cmp.Compare(i, int64(t)); c != 0 {
 		return c
 	}
 	switch frac := f - t; {
@@ -315,7 +316,7 @@ func cmpIntFloat(i int64, f float64) int {
 func compareDecimal(x, y number) int {
 	ix, iy := x.inf(), y.inf()
 	if ix != 0 || iy != 0 {
-		return cmpInt(ix, iy)
+		return cmp.Compare(ix, iy)
 	}
 	return x.rat().Cmp(y.rat())
 }
@@ -365,47 +366,10 @@ func (n number) rat() *big.Rat {
 	return r.Quo(r, new(big.Rat).SetInt(p))
 }
 
+// cmpFloat orders by the operators alone, so NaN is neither less nor
+// greater than anything; cmp.Compare would rank NaN lowest, which the
+// callers handle themselves.
 func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpUint(a, b uint32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpString(a, b string) int {
 	switch {
 	case a < b:
 		return -1

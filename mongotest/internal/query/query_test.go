@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"slices"
@@ -49,7 +50,7 @@ func TestCompare(t *testing.T) {
 		}
 		for i := range vals {
 			for j := range vals {
-				want := cmpInt(i, j)
+				want := cmp.Compare(i, j)
 				if got := Compare(vals[i], vals[j]); got != want {
 					t.Errorf("Compare(%s, %s) = %d, want %d", row[i], row[j], got, want)
 				}
@@ -388,7 +389,7 @@ func TestSort(t *testing.T) {
 		}
 		for i := range tt.docs {
 			for j := range tt.docs {
-				want := cmpInt(i, j)
+				want := cmp.Compare(i, j)
 				if got := s.Compare(doc(t, tt.docs[i]), doc(t, tt.docs[j])); got != want {
 					t.Errorf("sort %s: Compare(%s, %s) = %d, want %d", tt.spec, tt.docs[i], tt.docs[j], got, want)
 				}
