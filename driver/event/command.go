@@ -2,6 +2,7 @@ package event
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -98,4 +99,28 @@ type CommandFailed struct {
 	Duration time.Duration
 	Failure  error
 	Reply    bson.Raw // the server's reply when there was one, else nil
+}
+
+// sensitiveCommands are the commands whose contents the command monitoring
+// specification redacts, lowercased.
+var sensitiveCommands = map[string]bool{
+	"authenticate": true, "saslstart": true, "saslcontinue": true, "getnonce": true,
+	"createuser": true, "updateuser": true, "copydbgetnonce": true, "copydbsaslstart": true, "copydb": true,
+}
+
+// IsSensitiveCommand reports whether the command named name, with body cmd,
+// is one whose command and reply must be redacted in every event, log, span
+// and metric: the authentication and user-management commands, and hello or
+// legacy hello when it carries speculativeAuthenticate. The name is compared
+// without regard to case, as the server does.
+func IsSensitiveCommand(name string, cmd bson.Raw) bool {
+	n := strings.ToLower(name)
+	if sensitiveCommands[n] {
+		return true
+	}
+	if n == "hello" || n == "ismaster" {
+		_, err := cmd.LookupErr("speculativeAuthenticate")
+		return err == nil
+	}
+	return false
 }

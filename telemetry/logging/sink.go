@@ -121,29 +121,15 @@ func (s *Sink) errorText(err error) string {
 	return truncate(err.Error(), s.maxDoc)
 }
 
-// sensitive lists the commands whose contents are never logged, lowercased.
-var sensitive = map[string]bool{
-	"authenticate": true, "saslstart": true, "saslcontinue": true, "getnonce": true,
-	"createuser": true, "updateuser": true, "copydbgetnonce": true, "copydbsaslstart": true, "copydb": true,
-}
-
-// isSensitive tells whether a command must be redacted. hello and isMaster
-// are when they carry speculativeAuthenticate; when the driver already
-// emptied the command (it redacts the same commands), an empty hello is
-// taken as one that did.
+// isSensitive tells whether a command must be redacted
+// (event.IsSensitiveCommand). An empty hello counts too: the driver empties
+// the hello it redacts, so an empty one is taken as one that was.
 func isSensitive(name string, cmd bson.Raw) bool {
-	n := strings.ToLower(name)
-	if sensitive[n] {
+	if event.IsSensitiveCommand(name, cmd) {
 		return true
 	}
-	if n == "hello" || n == "ismaster" {
-		if len(cmd) <= 5 {
-			return true
-		}
-		_, err := cmd.LookupErr("speculativeAuthenticate")
-		return err == nil
-	}
-	return false
+	n := strings.ToLower(name)
+	return (n == "hello" || n == "ismaster") && len(cmd) <= 5
 }
 
 func (s *Sink) addCommandFields(r *slog.Record, f *event.CommandFields) {
@@ -200,16 +186,10 @@ func (s *Sink) CommandSucceeded(ctx context.Context, e *event.CommandSucceeded) 
 	s.emit(ctx, r)
 }
 
+// sensitiveReply applies the same rule to a reply: a hello reply holding
+// speculativeAuthenticate is sensitive too.
 func sensitiveReply(name string, reply bson.Raw) bool {
-	n := strings.ToLower(name)
-	if sensitive[n] {
-		return true
-	}
-	if n == "hello" || n == "ismaster" {
-		_, err := reply.LookupErr("speculativeAuthenticate")
-		return err == nil
-	}
-	return false
+	return event.IsSensitiveCommand(name, reply)
 }
 
 // CommandFailed logs "Command failed". It implements event.CommandMonitor.

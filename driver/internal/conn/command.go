@@ -139,13 +139,18 @@ func (c *Conn) Send(ctx context.Context, req *Request) error {
 }
 
 func (c *Conn) send(ctx context.Context, req *Request, socketTimeout time.Duration) (int32, error) {
+	return c.sendAs(ctx, req, socketTimeout, c.reqID())
+}
+
+// sendAs is send with the request id chosen by the caller, which command
+// monitoring needs before the message goes out.
+func (c *Conn) sendAs(ctx context.Context, req *Request, socketTimeout time.Duration, id int32) (int32, error) {
 	if c.closed.Load() {
 		return 0, ErrClosed
 	}
 	if c.streaming {
 		return 0, errors.New("conn: the server is still streaming replies to an exhaust request; Receive them first")
 	}
-	id := c.reqID()
 	bp := getBuf()
 	defer putBuf(bp)
 	msg, err := appendCommand((*bp)[:0], id, req)
