@@ -139,18 +139,26 @@ func (c *Conn) Send(ctx context.Context, req *Request) error {
 }
 
 func (c *Conn) send(ctx context.Context, req *Request, socketTimeout time.Duration) (int32, error) {
+	if err := c.sendable(); err != nil {
+		return 0, err
+	}
 	return c.sendAs(ctx, req, socketTimeout, c.reqID())
 }
 
-// sendAs is send with the request id chosen by the caller, which command
-// monitoring needs before the message goes out.
-func (c *Conn) sendAs(ctx context.Context, req *Request, socketTimeout time.Duration, id int32) (int32, error) {
+// sendable tells why nothing can be sent now, before a request id is used.
+func (c *Conn) sendable() error {
 	if c.closed.Load() {
-		return 0, ErrClosed
+		return ErrClosed
 	}
 	if c.streaming {
-		return 0, errors.New("conn: the server is still streaming replies to an exhaust request; Receive them first")
+		return errors.New("conn: the server is still streaming replies to an exhaust request; Receive them first")
 	}
+	return nil
+}
+
+// sendAs is send with the request id chosen by the caller, which command
+// monitoring needs before the message goes out; sendable was checked.
+func (c *Conn) sendAs(ctx context.Context, req *Request, socketTimeout time.Duration, id int32) (int32, error) {
 	bp := getBuf()
 	defer putBuf(bp)
 	msg, err := appendCommand((*bp)[:0], id, req)

@@ -32,6 +32,9 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 	if !d.Command() {
 		return c.Command(ctx, req)
 	}
+	if err := c.sendable(); err != nil {
+		return nil, err
+	}
 	id := c.reqID()
 	name := commandName(req.Command)
 	f := event.CommandFields{
