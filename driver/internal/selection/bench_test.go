@@ -1,6 +1,7 @@
 package selection
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -56,4 +57,62 @@ func BenchmarkSelect(b *testing.B) {
 			}
 		})
 	}
+}
+
+// rs7RTTs are the average RTTs of a primary and six secondaries. make bench
+// (bench/) gives the official driver the same replica set: for a
+// secondaryPreferred read the 15ms window over the secondaries (lowest 2ms)
+// keeps four of the six, and two of those four are drawn at random.
+var rs7RTTs = []time.Duration{
+	1 * time.Millisecond,
+	2 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond,
+	16 * time.Millisecond, 24 * time.Millisecond, 40 * time.Millisecond,
+}
+
+func rs7() Topology {
+	top := Topology{Kind: ReplicaSetWithPrimary}
+	for i, rtt := range rs7RTTs {
+		s := Server{Addr: fmt.Sprintf("rs%d.example.com:27017", i), Kind: RSSecondary, AvgRTT: rtt, OperationCount: int64(i % 3)}
+		if i == 0 {
+			s.Kind = RSPrimary
+		}
+		top.Servers = append(top.Servers, s)
+	}
+	return top
+}
+
+// BenchmarkSelectRS7 is a secondaryPreferred read on rs7 with the default
+// 15ms localThresholdMS: Select is the whole selection (snapshot, suitable
+// servers, window, the choice between two by operation count);
+// SuitableInWindow is the filtering alone, returned as new slices, which is
+// what the official driver's read selector does.
+func BenchmarkSelectRS7(b *testing.B) {
+	top := rs7()
+	sel := Read(ReadPref{Mode: SecondaryPreferred})
+	b.Run("Select", func(b *testing.B) {
+		src := &fakeSource{top: top, changed: make(chan struct{})}
+		o := Options{LocalThreshold: DefaultLocalThreshold, Timeout: DefaultTimeout}
+		b.ReportAllocs()
+		for b.Loop() {
+			s, err := Select(b.Context(), src, sel, o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if s.Kind != RSSecondary || s.AvgRTT > rs7RTTs[1]+DefaultLocalThreshold {
+				b.Fatalf("selected %v, outside the window of the secondaries", s)
+			}
+		}
+	})
+	b.Run("SuitableInWindow", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			suitable, err := Suitable(top, sel)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if w := InWindow(suitable, DefaultLocalThreshold); len(w) != 4 {
+				b.Fatalf("window has %d servers, want 4", len(w))
+			}
+		}
+	})
 }
