@@ -38,6 +38,8 @@ type Request struct {
 	streaming bool
 	// helloTV is the topologyVersion counter of the last streamed hello.
 	helloTV int64
+	// firstHello is set on the connection's first hello.
+	firstHello bool
 }
 
 // HandlerFunc answers one command. It returns the reply without ok: the
@@ -61,6 +63,11 @@ const (
 	// cmdUser marks a handler set with Server.Handle; its replies are
 	// validated before they are sent.
 	cmdUser
+	// cmdHello is hello or legacy hello: the connection's client metadata
+	// is taken from it before the failCommand fail point is consulted,
+	// so an appName filter matches the handshake's own hello, as in
+	// mongod.
+	cmdHello
 )
 
 type command struct {
@@ -180,6 +187,13 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 		if str, ok := v.StringValueOK(); !ok || str != "1" {
 			return nil, newError(322, "API version must be \"1\""), nil, nil
 		}
+	}
+	if cmd.flags&cmdHello != 0 {
+		first, err := c.takeHandshake(r.Body)
+		if err != nil {
+			return nil, err, nil, nil
+		}
+		r.firstHello = first
 	}
 	fx := s.fps.failCommand(c, r)
 	if fx != nil {

@@ -214,7 +214,10 @@
 // closeConnection, errorCode, errorLabels, blockConnection with
 // blockTimeMS, writeConcernError (the command runs, and its ok:1 reply
 // carries the writeConcernError) and appName (matched against the client
-// metadata of the connection's handshake). The reply's count is how many
+// metadata of the connection's handshake, which the handshake's own hello
+// already carries, so a fail point can block or fail connection
+// establishment for one application, as the CMAP tests do). The reply's
+// count is how many
 // times the fail point had fired. onPrimaryTransactionalWrite and
 // failGetMoreAfterCursorCheckout are consulted by the retryable writes and
 // getMore (see Commands). AddLatency delays every reply, ResetConnections

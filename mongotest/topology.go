@@ -221,9 +221,9 @@ func (s *Server) appendClusterTime(dst []byte) []byte {
 }
 
 func init() {
-	register("hello", helloCmd, cmdNoAuth)
-	register("isMaster", helloCmd, cmdNoAuth)
-	register("ismaster", helloCmd, cmdNoAuth)
+	register("hello", helloCmd, cmdNoAuth|cmdHello)
+	register("isMaster", helloCmd, cmdNoAuth|cmdHello)
+	register("ismaster", helloCmd, cmdNoAuth|cmdHello)
 }
 
 // helloCmd answers hello and legacy hello, waiting first when the request
@@ -231,12 +231,8 @@ func init() {
 func helloCmd(ctx context.Context, s *Server, r *Request) (bson.Raw, error) {
 	c := r.Conn
 	body := r.Body
-	first, err := c.takeHandshake(body)
-	if err != nil {
-		return nil, err
-	}
 	topo, counter, changed := s.topologySnapshot()
-	if topo.Role == RoleLoadBalanced && first {
+	if topo.Role == RoleLoadBalanced && r.firstHello {
 		if lb, _ := body.Lookup("loadBalanced").BooleanOK(); !lb {
 			return nil, newError(mongoerr.BadValue, "this server is behind a load balancer: the first hello must carry loadBalanced:true")
 		}
