@@ -116,10 +116,14 @@ var retryableCodes = map[int32]bool{
 	91: true, 7: true, 6: true, 89: true, 9001: true, 262: true,
 }
 
-// stateChangeCodes are the "not primary" and "node is recovering" errors;
-// mongod adds its topologyVersion to replies carrying them.
+// stateChangeCodes are the "not primary" errors (mongod's NotPrimaryError
+// category); a replica-set member adds its topologyVersion to replies
+// carrying them (a standalone or a mongos does not). The
+// shutdown errors (91, 11600) carry it only while mongod is in quiesce
+// mode, which this server never is: so a driver cannot take a shutdown
+// error, injected by a fail point or not, as stale, and clears its pool.
 var stateChangeCodes = map[int32]bool{
-	10107: true, 13435: true, 13436: true, 11602: true, 189: true, 91: true, 11600: true,
+	10107: true, 13435: true, 13436: true, 11602: true, 189: true,
 }
 
 // isRetryableWrite tells whether mongod would label a retryable error on
@@ -303,7 +307,7 @@ func (c *Conn) appendError(dst []byte, r *Request, e *mongoerr.Error, extra bson
 		labels = []string{"RetryableWriteError"}
 	}
 	dst = appendLabels(dst, labels)
-	if stateChangeCodes[e.Code] {
+	if stateChangeCodes[e.Code] && c.s.isReplicaSetMember() {
 		dst = c.s.appendTopologyVersion(dst, "topologyVersion")
 	}
 	dst = c.s.appendClusterTime(dst)

@@ -231,7 +231,8 @@
 // findAndModify or bulkWrite with txnNumber and outside a transaction) or
 // commitTransaction/abortTransaction. A fail point with errorLabels
 // replaces that choice, even with an empty list. Replies carrying a "not
-// primary" or "node is recovering" code include the topologyVersion.
+// primary" code include the topologyVersion; shutdown errors (91, 11600)
+// do not, as mongod outside quiesce mode.
 //
 // # Assertions
 //

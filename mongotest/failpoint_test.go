@@ -92,8 +92,14 @@ func TestFailCommandActions(t *testing.T) {
 		if *ran != before {
 			t.Error("the command ran")
 		}
-		if ce.Raw.Lookup("topologyVersion", "processId").Type == 0 {
-			t.Error("no topologyVersion on a shutdown error")
+		if ce.Raw.Lookup("topologyVersion").Type != 0 {
+			t.Error("topologyVersion on a shutdown error outside quiesce mode")
+		}
+		// A "not primary" error from a replica-set member carries it.
+		set(d("failCommands", bson.A{"insert"}, "errorCode", 10107))
+		_, err = c.run("test", insert)
+		if asCmdError(t, err).Raw.Lookup("topologyVersion", "processId").Type == 0 {
+			t.Error("no topologyVersion on a not-primary error")
 		}
 		if ce.Raw.Lookup("$clusterTime").Type == 0 || ce.Raw.Lookup("operationTime").Type == 0 {
 			t.Error("no cluster time on an error from a replica-set member")

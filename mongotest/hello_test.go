@@ -329,8 +329,8 @@ func TestExhaustHello(t *testing.T) {
 			if ce := asCmdError(t, replyError(r.Body)); ce.Code != 91 {
 				t.Error(ce)
 			}
-			if r.Body.Lookup("topologyVersion").Type == 0 {
-				t.Error("ShutdownInProgress without topologyVersion")
+			if r.Body.Lookup("topologyVersion").Type != 0 {
+				t.Error("ShutdownInProgress with a topologyVersion outside quiesce mode")
 			}
 			break
 		}

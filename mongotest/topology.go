@@ -159,6 +159,15 @@ func (s *Server) topologySnapshot() (Topology, int64, <-chan struct{}) {
 	return s.topo.t, s.topo.counter, s.topo.changed
 }
 
+// isReplicaSetMember tells whether the server plays a replica-set member.
+func (s *Server) isReplicaSetMember() bool {
+	switch s.Topology().Role {
+	case RolePrimary, RoleSecondary, RoleArbiter, RoleHidden:
+		return true
+	}
+	return false
+}
+
 func (s *Server) appendTopologyVersion(dst []byte, key string) []byte {
 	_, counter := s.TopologyVersion()
 	return appendTV(dst, key, s.processID, counter)
