@@ -1,7 +1,10 @@
 // Command bench measures mongoscope against the official Go driver
 // (go.mongodb.org/mongo-driver/v2) in the same run, on the same inputs, and
-// prints one table. It is its own module so the library's go.mod never
-// requires the official driver.
+// prints two tables: BSON throughput, then the connection pool and server
+// selection in ns/op. It is its own module so the library's go.mod never
+// requires the official driver. Our pool and selection live under
+// driver/internal, which this module may not import, so their side of the
+// second table is our benchmarks run with go test in the repository root.
 //
 // Usage (from the repository root): make bench, or
 //
@@ -23,6 +26,8 @@ import (
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mongoscope/mongoscope/mongotest"
 )
 
 // task is one row of the table: the same work done by both drivers.
@@ -64,22 +69,70 @@ func main() {
 
 	fmt.Printf("mongoscope vs go.mongodb.org/mongo-driver/v2 %s — %s/%s, %d CPUs, %s, median of %d runs of %s\n\n",
 		officialVersion(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), *count, *benchtime)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "task\tours MB/s\ttheirs MB/s\tratio\tours allocs/op\ttheirs allocs/op\t")
+	var matched []task
 	for _, t := range tasks {
-		if !sel.MatchString(t.name) {
-			continue
+		if sel.MatchString(t.name) {
+			matched = append(matched, t)
 		}
-		o := measure(t.ours, t.bytes, *count)
-		th := measure(t.theirs, t.bytes, *count)
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t%d\t%d\t\n", t.name, o.mbps, th.mbps, o.mbps/th.mbps, o.allocs, th.allocs)
 	}
-	tw.Flush()
-	fmt.Println(`
+	if len(matched) > 0 {
+		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "task\tours MB/s\ttheirs MB/s\tratio\tours allocs/op\ttheirs allocs/op\t")
+		for _, t := range matched {
+			o := measure(t.ours, t.bytes, *count)
+			th := measure(t.theirs, t.bytes, *count)
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t%d\t%d\t\n", t.name, o.mbps, th.mbps, o.mbps/th.mbps, o.allocs, th.allocs)
+		}
+		tw.Flush()
+		fmt.Println(`
 "validate Raw" does not do equal work on both sides: ours checks the whole
 document (nested documents and arrays, UTF-8, booleans, every length); the
 official Raw.Validate checks only the top level's element framing and accepts,
 for example, a nested boolean byte of 7 or invalid UTF-8 in any string.`)
+	}
+	runDriverTasks(sel, *count, *benchtime, len(matched) > 0)
+}
+
+// runDriverTasks prints the second table, the pool and server selection,
+// for the rows sel matches.
+func runDriverTasks(sel *regexp.Regexp, count int, benchtime time.Duration, after bool) {
+	if !sel.MatchString(rowPool) && !sel.MatchString(rowSelect) && !sel.MatchString(rowFilter) {
+		return // no server, no official client
+	}
+	root, err := repoRoot()
+	if err != nil {
+		fail(err)
+	}
+	srv, err := mongotest.Start(mongotest.Options{})
+	if err != nil {
+		fail(err)
+	}
+	defer srv.Close()
+	tasks, err := driverTasks(srv)
+	if err != nil {
+		fail(err)
+	}
+	var matched []driverTask
+	for _, t := range tasks {
+		if sel.MatchString(t.name) {
+			matched = append(matched, t)
+		}
+	}
+	if after {
+		fmt.Println()
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "task\tours ns/op\ttheirs ns/op\tratio\tours allocs/op\ttheirs allocs/op\t")
+	for _, t := range matched {
+		o, err := goBench(root, t.pkg, t.bench, count, benchtime)
+		if err != nil {
+			fail(err)
+		}
+		th := measure(t.theirs, 0, count)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t%d\t%d\t\n", t.name, o.nsop, th.nsop, th.nsop/o.nsop, o.allocs, th.allocs)
+	}
+	tw.Flush()
+	fmt.Println(driverNotes)
 }
 
 func measure(f func(b *testing.B), size int64, count int) result {
