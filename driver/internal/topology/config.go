@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
 )
@@ -13,6 +14,12 @@ import (
 const (
 	DefaultHeartbeatFrequency    = 10 * time.Second
 	DefaultMinHeartbeatFrequency = 500 * time.Millisecond
+	// DefaultRescanSRVInterval is rescanSRVIntervalMS when the resolver
+	// gives no TTLs, as *net.Resolver does not: the Polling SRV Records
+	// specification then requires a rescan every 60 seconds.
+	DefaultRescanSRVInterval = 60 * time.Second
+	// DefaultSRVServiceName is srvServiceName's default.
+	DefaultSRVServiceName = "mongodb"
 )
 
 // MonitoringMode is serverMonitoringMode: how monitors learn of changes.
@@ -42,13 +49,40 @@ type PoolOptions struct {
 
 // Config describes a Topology.
 type Config struct {
-	// Seeds, SetName, DirectConnection, LoadBalanced and SRV are the
-	// initial topology settings (see description.Settings).
+	// Seeds, SetName, DirectConnection and LoadBalanced are the initial
+	// topology settings (see description.Settings).
 	Seeds            []string
 	SetName          string
 	DirectConnection bool
 	LoadBalanced     bool
-	SRV              bool
+
+	// SRVHost is the host name of a mongodb+srv URI, without a port; ""
+	// means the seeds did not come from SRV records. With it, Seeds are
+	// the hosts the initial lookup chose (after srvMaxHosts) and, unless
+	// the topology is load-balanced or starts as a replica set (SetName),
+	// a goroutine rescans the SRV records while the topology is Unknown
+	// or Sharded (Polling SRV Records for Mongos Discovery).
+	SRVHost string
+	// SRVServiceName is srvServiceName; "" means DefaultSRVServiceName.
+	SRVServiceName string
+	// SRVMaxHosts is srvMaxHosts: at most this many hosts after a rescan;
+	// 0 means no limit.
+	SRVMaxHosts int
+	// Resolver answers the rescans' SRV queries; nil means
+	// net.DefaultResolver.
+	Resolver connstring.Resolver
+	// RescanSRVInterval is rescanSRVIntervalMS; 0 means
+	// DefaultRescanSRVInterval. Resolvers do not expose TTLs, so the
+	// interval is fixed; tests shorten it. After a rescan that found no
+	// usable record the next one waits HeartbeatFrequency instead, as the
+	// specification requires.
+	RescanSRVInterval time.Duration
+	// OnSRVPollError, when set, receives what the specification says to
+	// log: a rescan that left the host list unchanged (a DNS error, no
+	// usable records) and each record a rescan skipped, as *SRVPollError.
+	// It runs on the polling goroutine and must not call into the
+	// Topology.
+	OnSRVPollError func(error)
 
 	// ConnConfig returns the configuration of a connection to one server
 	// address, for monitors and pools alike (conn.Settings.Config is one).
@@ -108,6 +142,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ConnectTimeout < 0 {
 		return c, &ConfigError{Field: "ConnectTimeout", Reason: "must not be negative"}
 	}
+	if err := c.checkSRV(); err != nil {
+		return c, err
+	}
+	if c.SRVServiceName == "" {
+		c.SRVServiceName = DefaultSRVServiceName
+	}
+	if c.RescanSRVInterval == 0 {
+		c.RescanSRVInterval = DefaultRescanSRVInterval
+	}
 	if c.HeartbeatFrequency == 0 {
 		c.HeartbeatFrequency = DefaultHeartbeatFrequency
 	}
@@ -128,6 +171,28 @@ func (c Config) withDefaults() (Config, error) {
 		return c, &ConfigError{Field: "Mode", Reason: "must be auto, stream or poll, not " + quote(string(c.Mode))}
 	}
 	return c, nil
+}
+
+// checkSRV checks the SRV polling settings: the options the URI Options
+// specification allows only with mongodb+srv, and its conflicts.
+func (c Config) checkSRV() error {
+	switch {
+	case c.RescanSRVInterval < 0:
+		return &ConfigError{Field: "RescanSRVInterval", Reason: "must not be negative"}
+	case c.SRVMaxHosts < 0:
+		return &ConfigError{Field: "SRVMaxHosts", Reason: "must not be negative"}
+	case c.SRVHost == "" && c.SRVServiceName != "":
+		return &ConfigError{Field: "SRVServiceName", Reason: "requires SRVHost (a mongodb+srv URI)"}
+	case c.SRVHost == "" && c.SRVMaxHosts != 0:
+		return &ConfigError{Field: "SRVMaxHosts", Reason: "requires SRVHost (a mongodb+srv URI)"}
+	case c.SRVMaxHosts > 0 && c.LoadBalanced:
+		return &ConfigError{Field: "SRVMaxHosts", Reason: "cannot be used with load-balanced mode"}
+	case c.SRVMaxHosts > 0 && c.SetName != "":
+		return &ConfigError{Field: "SRVMaxHosts", Reason: "cannot be used with a replica set name"}
+	case strings.ContainsAny(c.SRVHost, ":/"):
+		return &ConfigError{Field: "SRVHost", Reason: "must be a host name without a port, not " + quote(c.SRVHost)}
+	}
+	return nil
 }
 
 // streaming resolves serverMonitoringMode: auto streams except in a FaaS

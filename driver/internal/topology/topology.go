@@ -70,7 +70,7 @@ func New(cfg Config) (*Topology, error) {
 		SetName:          cfg.SetName,
 		DirectConnection: cfg.DirectConnection,
 		LoadBalanced:     cfg.LoadBalanced,
-		SRV:              cfg.SRV,
+		SRV:              cfg.SRVHost != "",
 	})
 	if err != nil {
 		return nil, err
@@ -135,6 +135,11 @@ func (t *Topology) Connect() error {
 	}
 	if t.cfg.LoadBalanced && len(prev.Servers) == 1 {
 		evs = append(evs, t.applyLocked(description.LoadBalancerServer(prev.Servers[0].Address))...)
+	}
+	if t.cfg.SRVHost != "" && !t.cfg.LoadBalanced && srvPollable(t.desc.Type) {
+		// Added under mu, before Close can set closed and wait.
+		t.bg.Add(1)
+		go t.pollSRV()
 	}
 	t.mu.Unlock()
 	t.publish(evs)
@@ -317,6 +322,14 @@ func (t *Topology) applyLocked(sd description.ServerDescription) []event.Topolog
 	if s := t.servers[sd.Address]; s != nil && poolReady(sd.Type, next.Type) {
 		s.pool.Ready()
 	}
+	return t.commitLocked(prev, next, ch)
+}
+
+// commitLocked acts on ch, the changes from prev to next (already t.desc):
+// it registers added servers, parks removed ones for takeRemoved, requests
+// checks, wakes selections and returns the events to publish; t.mu is
+// held.
+func (t *Topology) commitLocked(prev, next description.TopologyDescription, ch description.Changes) []event.TopologyEvent {
 	var evs []event.TopologyEvent
 	for _, c := range ch.Servers {
 		evs = append(evs, &event.ServerDescriptionChanged{
