@@ -102,9 +102,19 @@ func (p *Pool) populate(c *Pooled) {
 		// can be observed first.
 		p.ev.PoolEvent(ctx, &event.ConnectionReady{Address: p.cfg.Address, ConnectionID: c.id, Duration: time.Since(c.created)})
 	}
-	p.mu.Lock()
 	if err != nil {
+		// The failed connection keeps its place (and its maxConnecting
+		// slot) until OnPopulateError has cleared the pool: given back
+		// earlier, the next run could start a replacement between the
+		// failure and the clear.
+		p.mu.Lock()
 		closed := p.state == stateClosed
+		p.mu.Unlock()
+		if !closed && p.cfg.OnPopulateError != nil {
+			p.cfg.OnPopulateError(err)
+		}
+		p.mu.Lock()
+		closed = p.state == stateClosed
 		p.forgetLocked(c)
 		p.dispatchLocked()
 		p.mu.Unlock()
@@ -112,12 +122,10 @@ func (p *Pool) populate(c *Pooled) {
 			p.closeConn(ctx, c, event.ReasonPoolClosed, nil)
 			return
 		}
-		if p.cfg.OnPopulateError != nil {
-			p.cfg.OnPopulateError(err)
-		}
 		p.closeConn(ctx, c, event.ReasonError, err)
 		return
 	}
+	p.mu.Lock()
 	c.conn = conn
 	p.attachServiceLocked(c)
 	if p.state == stateClosed {

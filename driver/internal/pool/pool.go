@@ -75,7 +75,9 @@ type Config struct {
 	// OnPopulateError receives the errors of background population, which
 	// SDAM handles as application errors before the handshake completed
 	// (typically by marking the server Unknown and clearing the pool). It
-	// runs on the pool's goroutine, before the ConnectionClosed event.
+	// runs on the pool's goroutine, before the ConnectionClosed event and
+	// while the failed connection still counts toward the pool's size, so
+	// no replacement starts before the pool is cleared.
 	OnPopulateError func(err error)
 }
 

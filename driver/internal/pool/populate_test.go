@@ -1,0 +1,95 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/driver/event"
+)
+
+// A failed background connection keeps its place in the pool until
+// OnPopulateError has run: otherwise the next background run could start a
+// replacement before the clear pauses the pool, and a ConnectionCreated
+// would come between the failure and the ConnectionPoolCleared (which
+// pool-create-min-size-error forbids; it showed under -race against
+// mongotest).
+func TestPopulateErrorClearsBeforeReplacing(t *testing.T) {
+	checkNoLeaks(t)
+	for _, tc := range []struct {
+		name     string
+		minPool  int
+		interval time.Duration
+	}{
+		{"minPoolSize 1, 1ms interval", 1, time.Millisecond},
+		{"minPoolSize 1, signalled runs only", 1, -1},
+		{"minPoolSize 3, 1ms interval", 3, time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder()
+			var dials atomic.Int64
+			boom := errors.New("handshake refused")
+			var p *Pool
+			p, err := New(Config{
+				Address:          "a:1",
+				MinPoolSize:      tc.minPool,
+				MaxPoolSize:      10,
+				MaxConnecting:    1,
+				MaintainInterval: tc.interval,
+				Events:           event.NewDispatcher(rec),
+				Dial: func(context.Context, int64) (Conn, error) {
+					dials.Add(1)
+					return nil, boom
+				},
+				OnPopulateError: func(err error) {
+					// Give a background run every chance to start a
+					// replacement before the clear.
+					time.Sleep(30 * time.Millisecond)
+					p.ClearWithCause(nil, false, err)
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Close)
+			p.Ready()
+			if err := rec.waitFor("ConnectionClosed", 1, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			// A few more intervals: the paused pool must start nothing.
+			time.Sleep(20 * time.Millisecond)
+			var names []string
+			for _, e := range rec.snapshot() {
+				if n := specName(e); n != "ConnectionPoolCreated" && len(names) < 8 {
+					names = append(names, n)
+				}
+			}
+			want := []string{"ConnectionPoolReady", "ConnectionCreated", "ConnectionPoolCleared", "ConnectionClosed"}
+			if len(names) != len(want) {
+				t.Fatalf("events %v, want %v", names, want)
+			}
+			for i := range want {
+				if names[i] != want[i] {
+					t.Fatalf("events %v, want %v", names, want)
+				}
+			}
+			if n := dials.Load(); n != 1 {
+				t.Errorf("%d dials, want 1", n)
+			}
+			var closed *event.ConnectionClosed
+			for _, e := range rec.snapshot() {
+				if c, ok := e.(*event.ConnectionClosed); ok {
+					closed = c
+				}
+			}
+			if closed.Reason != event.ReasonError || !errors.Is(closed.Err, boom) {
+				t.Errorf("closed %+v, want reason error with the dial's error", closed)
+			}
+			if s := p.Stats(); s.State != "paused" || s.Total != 0 || s.PendingConnections != 0 {
+				t.Errorf("stats %+v, want a paused, empty pool", s)
+			}
+		})
+	}
+}
