@@ -26,106 +26,54 @@ type cmapTest struct {
 	Error       map[string]any   `json:"error"`
 	Events      []map[string]any `json:"events"`
 	Ignore      []string         `json:"ignore"`
-	FailPoint   *cmapFailPoint   `json:"failPoint"`
+	// RunOn and FailPoint belong to the integration style, which runs
+	// against a server (TestCMAPSpecMongotest); FailPoint is the
+	// configureFailPoint command, kept as JSON to send as it is.
+	RunOn     []map[string]any `json:"runOn"`
+	FailPoint json.RawMessage  `json:"failPoint"`
 }
 
-// cmapFailPoint is the failCommand fail point of the integration-style
-// files. With fake connections it is applied to connection establishment,
-// which is where the server would run the failing hello.
-type cmapFailPoint struct {
-	Mode json.RawMessage `json:"mode"`
-	Data struct {
-		FailCommands    []string `json:"failCommands"`
-		CloseConnection bool     `json:"closeConnection"`
-		BlockConnection bool     `json:"blockConnection"`
-		BlockTimeMS     int      `json:"blockTimeMS"`
-		ErrorCode       int      `json:"errorCode"`
-	} `json:"data"`
+// cmapFile is one parsed test file.
+type cmapFile struct {
+	name string
+	test cmapTest
 }
 
-// failPointDialer is a Dial function that plays a failCommand fail point on
-// the handshake's hello.
-type failPointDialer struct {
-	mu    sync.Mutex
-	left  int // hellos still affected; -1 means always
-	block time.Duration
-	fail  error
-}
-
-func newFailPointDialer(t *testing.T, fp *cmapFailPoint) *failPointDialer {
-	d := &failPointDialer{}
-	if fp == nil {
-		return d
-	}
-	if !slices.Contains(fp.Data.FailCommands, "hello") {
-		t.Fatalf("fail point on %v: only hello is applied to fake connections", fp.Data.FailCommands)
-	}
-	var mode any
-	if err := json.Unmarshal(fp.Mode, &mode); err != nil {
-		t.Fatalf("fail point mode: %v", err)
-	}
-	switch m := mode.(type) {
-	case string:
-		if m != "alwaysOn" {
-			t.Fatalf("fail point mode %q not supported", m)
-		}
-		d.left = -1
-	case map[string]any:
-		times, ok := m["times"].(float64)
-		if !ok {
-			t.Fatalf("fail point mode %v not supported", m)
-		}
-		d.left = int(times)
-	}
-	if fp.Data.BlockConnection {
-		d.block = time.Duration(fp.Data.BlockTimeMS) * time.Millisecond
-	}
-	switch {
-	case fp.Data.CloseConnection:
-		d.fail = errors.New("connection closed by the server during hello (fail point)")
-	case fp.Data.ErrorCode != 0:
-		d.fail = fmt.Errorf("hello failed with code %d (fail point)", fp.Data.ErrorCode)
-	}
-	return d
-}
-
-func (d *failPointDialer) Dial(ctx context.Context, id int64) (Conn, error) {
-	d.mu.Lock()
-	hit := d.left != 0
-	if d.left > 0 {
-		d.left--
-	}
-	d.mu.Unlock()
-	if hit && d.block > 0 {
-		t := time.NewTimer(d.block)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		}
-	}
-	if hit && d.fail != nil {
-		return nil, d.fail
-	}
-	return &fakeConn{id: id}, nil
-}
-
-func TestCMAPSpec(t *testing.T) {
-	checkNoLeaks(t)
-	files := spectest.Files(t, "*.json", "connection-monitoring-and-pooling", "tests", "cmap-format")
-	tally := spectest.NewTally("cmap-format")
-	for _, file := range files {
+// readCMAPFiles parses every cmap-format file.
+func readCMAPFiles(t *testing.T) []cmapFile {
+	t.Helper()
+	var out []cmapFile
+	for _, file := range spectest.Files(t, "*.json", "connection-monitoring-and-pooling", "tests", "cmap-format") {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tc cmapTest
-		if err := json.Unmarshal(data, &tc); err != nil {
+		f := cmapFile{name: strings.TrimSuffix(filepath.Base(file), ".json")}
+		if err := json.Unmarshal(data, &f.test); err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		name := strings.TrimSuffix(filepath.Base(file), ".json")
-		tally.Run(t, name, func(t *testing.T) { runCMAPTest(t, &tc) })
+		out = append(out, f)
+	}
+	return out
+}
+
+// TestCMAPSpec runs the unit-style files on fake connections. The
+// integration-style ones need a server's fail point on the handshake and
+// run against mongotest in TestCMAPSpecMongotest.
+func TestCMAPSpec(t *testing.T) {
+	checkNoLeaks(t)
+	tally := spectest.NewTally("cmap-format (fake connections)")
+	for _, f := range readCMAPFiles(t) {
+		if f.test.Style == "integration" {
+			tally.Skip(t, f.name, "integration style, run against mongotest by TestCMAPSpecMongotest")
+			continue
+		}
+		tally.Run(t, f.name, func(t *testing.T) {
+			if f.test.FailPoint != nil || f.test.RunOn != nil {
+				t.Fatalf("a %q-style file with runOn or failPoint", f.test.Style)
+			}
+			runCMAPTest(t, &f.test, fakeDial)
+		})
 	}
 	tally.Log(t)
 }
@@ -143,10 +91,12 @@ type cmapRunner struct {
 	rec     *recorder
 	mu      sync.Mutex
 	labels  map[string]*Pooled
+	out     []*Pooled // checked out and not yet checked in
 	threads map[string]*cmapThread
 }
 
-func runCMAPTest(t *testing.T, tc *cmapTest) {
+// runCMAPTest runs one file on a pool whose connections come from dial.
+func runCMAPTest(t *testing.T, tc *cmapTest, dial func(context.Context, int64) (Conn, error)) {
 	if tc.Version != 1 {
 		t.Fatalf("test format version %d", tc.Version)
 	}
@@ -177,14 +127,12 @@ func runCMAPTest(t *testing.T, tc *cmapTest) {
 				cfg.MaintainInterval = ms
 			}
 		case "appName":
-			// Only selects the connections a server-side fail point
-			// affects; the fake dialer affects them all.
+			// The integration runner's dial puts it in the handshake.
 		default:
 			t.Fatalf("unknown pool option %q", k)
 		}
 	}
-	dialer := newFailPointDialer(t, tc.FailPoint)
-	cfg.Dial = dialer.Dial
+	cfg.Dial = dial
 	r := &cmapRunner{t: t, rec: rec, labels: map[string]*Pooled{}, threads: map[string]*cmapThread{}}
 	// What SDAM does with a background population error: clear the pool.
 	cfg.OnPopulateError = func(err error) { r.pool.ClearWithCause(nil, false, err) }
@@ -210,10 +158,15 @@ func runCMAPTest(t *testing.T, tc *cmapTest) {
 	}
 	got := rec.snapshot()
 
-	// Leave nothing behind: closing the pool releases blocked checkouts.
+	// Leave nothing behind: closing the pool releases blocked checkouts,
+	// and checking in what is still out closes it (real connections
+	// would otherwise stay open on the server).
 	p.Close()
 	for name := range r.threads {
 		r.stopThread(name)
+	}
+	for _, c := range r.out {
+		p.CheckIn(context.Background(), c)
 	}
 
 	if tc.Error != nil {
@@ -295,14 +248,16 @@ func (r *cmapRunner) run(op map[string]any) error {
 		if err != nil {
 			return err
 		}
+		r.mu.Lock()
+		r.out = append(r.out, c)
 		if label := str("label"); label != "" {
-			r.mu.Lock()
 			r.labels[label] = c
-			r.mu.Unlock()
 		}
+		r.mu.Unlock()
 	case "checkIn":
 		r.mu.Lock()
 		c := r.labels[str("connection")]
+		r.out = slices.DeleteFunc(r.out, func(o *Pooled) bool { return o == c })
 		r.mu.Unlock()
 		return r.pool.CheckIn(context.Background(), c)
 	case "clear":
