@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/connstring"
+	"github.com/mongoscope/mongoscope/telemetry/logging"
 )
 
 // Secret is a credential that prints as "xxxxx" with every fmt verb, in
@@ -210,9 +211,24 @@ type ClientOptions struct {
 	// ignored values, which the specifications say to log, not reject.
 	OnWarning func(Warning) `json:"-"`
 
-	// Resolver answers mongodb+srv DNS queries; nil means
-	// net.DefaultResolver.
+	// Resolver answers mongodb+srv DNS queries, the initial ones and the
+	// rescans of mongos discovery; nil means net.DefaultResolver.
 	Resolver Resolver `json:"-"`
+
+	// Monitors receive the client's events: each value implements one or
+	// more of the monitor interfaces of package event (OperationMonitor,
+	// CommandMonitor, PoolMonitor, TopologyMonitor, SelectionMonitor) and
+	// gets every event of those families, in the order given. Connect
+	// refuses a value that implements none.
+	Monitors []any `json:"-"`
+
+	// Logging turns on the standardized log messages (package
+	// telemetry/logging) with these settings, which override the
+	// MONGODB_LOG_* environment variables for what they set (a handler or
+	// *slog.Logger, levels per component, the document length). When nil,
+	// the client logs only if a MONGODB_LOG_* variable turns a component
+	// on.
+	Logging *logging.Options `json:"-"`
 }
 
 // ClientOptionsFromURI returns options holding the parsed uri. Warnings
@@ -812,8 +828,14 @@ func describe(f reflect.Value) string {
 			parts[i] = k + ":" + v
 		}
 		return "map[" + strings.Join(parts, " ") + "]"
-	case func(Warning):
+	case func(Warning), *logging.Options:
 		return "set"
+	case []any:
+		types := make([]string, len(val))
+		for i, m := range val {
+			types[i] = fmt.Sprintf("%T", m)
+		}
+		return "[" + strings.Join(types, " ") + "]"
 	case Resolver:
 		return fmt.Sprintf("%T", val)
 	case *time.Duration:

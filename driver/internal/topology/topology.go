@@ -458,7 +458,12 @@ func (t *Topology) RequestImmediateCheck() {
 // Select chooses a server for sel (see selection.Select) and counts one
 // operation in progress on it; the caller calls EndOperation when done.
 func (t *Topology) Select(ctx context.Context, sel selection.Selector) (*Server, error) {
-	opts := selection.Options{Timeout: t.cfg.ServerSelectionTimeout, LocalThreshold: t.cfg.LocalThreshold}
+	return t.selectWith(ctx, sel, nil)
+}
+
+// selectWith is Select with selection.Options.OnWait.
+func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWait waitFunc) (*Server, error) {
+	opts := selection.Options{Timeout: t.cfg.ServerSelectionTimeout, LocalThreshold: t.cfg.LocalThreshold, OnWait: onWait}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(t.closing, cancel)()

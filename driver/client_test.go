@@ -1,0 +1,526 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/mongotest"
+	"github.com/mongoscope/mongoscope/telemetry/logging"
+)
+
+// connect connects to uri with the given options and disconnects at the
+// end of the test.
+func connect(t *testing.T, uri string, o *ClientOptions) *Client {
+	t.Helper()
+	if o == nil {
+		o = &ClientOptions{}
+	}
+	if err := o.ApplyURI(uri); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Connect(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Disconnect(context.Background()) })
+	return c
+}
+
+func ctxTimeout(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestClientRunCommand(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	c := connect(t, s.URI(), nil)
+	ctx := ctxTimeout(t, 10*time.Second)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := c.RunCommand(ctx, "app", bson.D{{Key: "insert", Value: "people"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 1}, {Key: "name", Value: "Ada"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := reply.Lookup("n").AsInt64OK(); n != 1 {
+		t.Fatalf("insert reply %v", reply)
+	}
+	reply, err = c.RunCommand(ctx, "app", bson.D{{Key: "find", Value: "people"}, {Key: "filter", Value: bson.D{{Key: "_id", Value: 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(reply.String(), "Ada") {
+		t.Fatalf("find reply %v", reply)
+	}
+
+	// A refusal is a CommandError.
+	_, err = c.RunCommand(ctx, "app", bson.D{{Key: "noSuchCommand", Value: 1}})
+	var ce *CommandError
+	if !errors.As(err, &ce) || ce.Code != 59 {
+		t.Fatalf("unknown command: %v", err)
+	}
+
+	// Bad commands are refused before anything is sent, naming what is
+	// wrong.
+	for _, bad := range []any{nil, bson.D{}, bson.Raw{1, 2, 3}, bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "x"}}} {
+		_, err := c.RunCommand(ctx, "app", bad)
+		var oe *OptionError
+		if !errors.As(err, &oe) || oe.Option != "cmd" {
+			t.Errorf("RunCommand(%v) = %v, want an OptionError on cmd", bad, err)
+		}
+	}
+	if _, err := c.RunCommand(ctx, "", bson.D{{Key: "ping", Value: 1}}); err == nil {
+		t.Error("RunCommand with no database succeeded")
+	}
+	if _, err := c.RunCommand(ctx, "app", bson.D{{Key: "ping", Value: 1}}, &RunCommandOptions{ReadPreference: "sometimes"}); err == nil {
+		t.Error("RunCommand with a bad read preference succeeded")
+	}
+
+	snap := c.Topology()
+	if snap.Kind != "Single" || len(snap.Servers) != 1 || snap.Servers[0].Kind != "Standalone" {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	if p := snap.Servers[0].Pool; p.State != "ready" || p.Total < 1 || p.Max != DefaultMaxPoolSize || p.CreatedTotal < 1 {
+		t.Errorf("pool stats %+v", p)
+	}
+	if err := c.Disconnect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Disconnect(context.Background()); !errors.Is(err, ErrClientDisconnected) {
+		t.Fatalf("second Disconnect = %v", err)
+	}
+	if err := c.Ping(ctx); !errors.Is(err, ErrClientDisconnected) {
+		t.Fatalf("Ping after Disconnect = %v", err)
+	}
+}
+
+// driverGoroutines lists goroutines running the driver's or the logging
+// sink's code (not the test's, not mongotest's).
+func driverGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "mongoscope/driver/internal/") || strings.Contains(g, "mongoscope/telemetry/") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func TestDisconnectLeavesNoGoroutines(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{})
+	for _, mode := range []string{"stream", "poll"} {
+		t.Run(mode, func(t *testing.T) {
+			var logs bytes.Buffer
+			o := &ClientOptions{
+				MinPoolSize: Ptr(2),
+				Logging:     &logging.Options{Handler: slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.Level(-100)}), Levels: map[logging.Component]logging.Level{logging.ComponentTopology: logging.LevelDebug}},
+			}
+			if err := o.ApplyURI(rs.URI() + "&serverMonitoringMode=" + mode + "&heartbeatFrequencyMS=500"); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Connect(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := ctxTimeout(t, 10*time.Second)
+			for i := 0; i < 20; i++ {
+				if _, err := c.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}}, &RunCommandOptions{ReadPreference: "nearest"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(300 * time.Millisecond) // pools populate, RTT monitors start
+			if g := driverGoroutines(); len(g) < 3 {
+				t.Fatalf("only %d driver goroutines while connected: the check would prove nothing", len(g))
+			}
+			if err := c.Disconnect(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(time.Second)
+			for {
+				g := driverGoroutines()
+				if len(g) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d goroutines left after Disconnect:\n%s", len(g), strings.Join(g, "\n\n"))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !strings.Contains(logs.String(), "Stopped topology monitoring") {
+				t.Errorf("no topology-closed log message:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// recorder records event names, with the value the caller's context
+// carried, from any monitor family.
+type recorder struct {
+	name string
+	mu   sync.Mutex
+	evs  []string
+}
+
+type ctxKey struct{}
+
+func (r *recorder) add(ctx context.Context, s string) {
+	if v, _ := ctx.Value(ctxKey{}).(string); v != "" {
+		s += "@" + v
+	}
+	r.mu.Lock()
+	r.evs = append(r.evs, s)
+	r.mu.Unlock()
+}
+func (r *recorder) OperationStarted(ctx context.Context, e *event.OperationStarted) context.Context {
+	r.add(ctx, "OperationStarted:"+e.Name)
+	if r.name == "first" {
+		// The first monitor's context reaches every later event.
+		return context.WithValue(ctx, ctxKey{}, "op")
+	}
+	return ctx
+}
+func (r *recorder) OperationFinished(ctx context.Context, e *event.OperationFinished) {
+	r.add(ctx, "OperationFinished:"+e.Name)
+}
+func (r *recorder) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
+	r.add(ctx, "CommandStarted:"+e.CommandName)
+	return ctx
+}
+func (r *recorder) CommandSucceeded(ctx context.Context, e *event.CommandSucceeded) {
+	r.add(ctx, "CommandSucceeded:"+e.CommandName)
+}
+func (r *recorder) CommandFailed(ctx context.Context, e *event.CommandFailed) {
+	r.add(ctx, "CommandFailed:"+e.CommandName)
+}
+func (r *recorder) PoolEvent(ctx context.Context, e event.PoolEvent) {
+	switch e.(type) {
+	case *event.ConnectionCheckOutStarted:
+		r.add(ctx, "CheckOutStarted")
+	case *event.ConnectionCheckedOut:
+		r.add(ctx, "CheckedOut")
+	case *event.ConnectionCheckedIn:
+		r.add(ctx, "CheckedIn")
+	}
+}
+func (r *recorder) SelectionEvent(ctx context.Context, e event.SelectionEvent) {
+	switch e.(type) {
+	case *event.ServerSelectionStarted:
+		r.add(ctx, "SelectionStarted")
+	case *event.ServerSelectionSucceeded:
+		r.add(ctx, "SelectionSucceeded")
+	case *event.ServerSelectionWaiting:
+		r.add(ctx, "SelectionWaiting")
+	case *event.ServerSelectionFailed:
+		r.add(ctx, "SelectionFailed")
+	}
+}
+func (r *recorder) TopologyEvent(ctx context.Context, e event.TopologyEvent) {
+	switch e.(type) {
+	case *event.TopologyOpening:
+		r.add(ctx, "TopologyOpening")
+	case *event.TopologyClosed:
+		r.add(ctx, "TopologyClosed")
+	}
+}
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.evs
+	r.evs = nil
+	return e
+}
+
+func TestMonitorsFanOut(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	first, second := &recorder{name: "first"}, &recorder{name: "second"}
+	o := &ClientOptions{Monitors: []any{first, second}}
+	if err := o.ApplyURI(s.URI()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Connect(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxTimeout(t, 10*time.Second)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first.take()
+	second.take()
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The first monitor's OperationStarted returns a context every later
+	// hook sees, the second monitor's OperationStarted included.
+	want := []string{"OperationStarted:ping", "SelectionStarted@op", "SelectionSucceeded@op", "CheckOutStarted@op", "CheckedOut@op",
+		"CommandStarted:ping@op", "CommandSucceeded:ping@op", "CheckedIn@op", "OperationFinished:ping@op"}
+	for _, r := range []*recorder{first, second} {
+		if got := r.take(); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s monitor got\n%v\nwant\n%v", r.name, got, want)
+		}
+		want[0] += "@op"
+	}
+	c.Disconnect(context.Background())
+	for _, r := range []*recorder{first, second} {
+		if got := r.take(); len(got) == 0 || got[len(got)-1] != "TopologyClosed" {
+			t.Errorf("%s monitor: Disconnect ended with %v", r.name, got)
+		}
+	}
+
+	// A value that monitors nothing is a mistake worth reporting.
+	o = &ClientOptions{Monitors: []any{42}}
+	o.ApplyURI(s.URI())
+	if _, err := Connect(context.Background(), o); err == nil || !strings.Contains(err.Error(), "int") {
+		t.Fatalf("Connect with a non-monitor = %v", err)
+	}
+}
+
+// TestErrorsClearThePool shows, on a replica set, which errors on the
+// primary clear its pool and mark it Unknown, as SDAM's error handling
+// requires for a 4.2+ server (maxWireVersion 8 and up).
+func TestErrorsClearThePool(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{ElectionDelay: -1})
+	rec := &poolRecorder{}
+	o := &ClientOptions{Monitors: []any{rec}}
+	c := connect(t, rs.URI()+"&heartbeatFrequencyMS=500", o)
+	ctx := ctxTimeout(t, 30*time.Second)
+	primary := rs.Primary()
+	cases := []struct {
+		name    string
+		data    bson.D
+		cleared bool
+		timeout bool // run the insert with a 100ms deadline
+	}{
+		{"network error", bson.D{{Key: "closeConnection", Value: true}}, true, false},
+		{"ShutdownInProgress (91)", bson.D{{Key: "errorCode", Value: 91}}, true, false},
+		{"InterruptedAtShutdown (11600)", bson.D{{Key: "errorCode", Value: 11600}}, true, false},
+		// The reply's topologyVersion is the server's current one: the
+		// error is stale and changes nothing.
+		{"NotWritablePrimary (10107) with the current topologyVersion", bson.D{{Key: "errorCode", Value: 10107}}, false, false},
+		{"BadValue (2): nothing", bson.D{{Key: "errorCode", Value: 2}}, false, false},
+		// A timeout after the handshake closes that connection only.
+		{"network timeout", bson.D{{Key: "blockConnection", Value: true}, {Key: "blockTimeMS", Value: 600}}, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// A healthy start: the primary is known and its pool ready.
+			waitPrimary(t, c, primary.Addr())
+			if err := c.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+			before := poolOf(c, primary.Addr()).Generation
+			rec.take()
+			data := append(bson.D{{Key: "failCommands", Value: bson.A{"insert"}}}, tc.data...)
+			if err := primary.SetFailPoint(bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: bson.D{{Key: "times", Value: 1}}}, {Key: "data", Value: data}}); err != nil {
+				t.Fatal(err)
+			}
+			opCtx := ctx
+			if tc.timeout {
+				opCtx = ctxTimeout(t, 100*time.Millisecond)
+			}
+			_, err := c.RunCommand(opCtx, "app", bson.D{{Key: "insert", Value: "t"}, {Key: "documents", Value: bson.A{bson.D{{Key: "x", Value: 1}}}}})
+			if err == nil {
+				t.Fatal("the fail point did not fire")
+			}
+			if tc.timeout != IsTimeout(err) {
+				t.Errorf("IsTimeout(%v) = %v", err, !tc.timeout)
+			}
+			after := poolOf(c, primary.Addr()).Generation
+			cleared := rec.take()
+			if got := after > before; got != tc.cleared {
+				t.Errorf("generation %d -> %d: cleared = %v, want %v (error %v)", before, after, got, tc.cleared, err)
+			}
+			if got := len(cleared) > 0; got != tc.cleared {
+				t.Errorf("PoolCleared events %v, want cleared = %v", cleared, tc.cleared)
+			}
+		})
+	}
+}
+
+type poolRecorder struct {
+	mu      sync.Mutex
+	cleared []string
+}
+
+func (r *poolRecorder) PoolEvent(_ context.Context, e event.PoolEvent) {
+	if pc, ok := e.(*event.PoolCleared); ok {
+		r.mu.Lock()
+		r.cleared = append(r.cleared, pc.Address)
+		r.mu.Unlock()
+	}
+}
+func (r *poolRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.cleared
+	r.cleared = nil
+	return c
+}
+
+func poolOf(c *Client, addr string) PoolStats {
+	for _, s := range c.Topology().Servers {
+		if s.Address == addr {
+			return s.Pool
+		}
+	}
+	return PoolStats{}
+}
+
+func waitPrimary(t *testing.T, c *Client, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, s := range c.Topology().Servers {
+			if s.Address == addr && s.Kind == "RSPrimary" && s.Pool.State == "ready" {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s is not a known primary with a ready pool: %+v", addr, c.Topology())
+}
+
+func TestClientTimeouts(t *testing.T) {
+	// Nothing listens: selection fails after serverSelectionTimeoutMS.
+	c := connect(t, "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300&connectTimeoutMS=200", nil)
+	start := time.Now()
+	err := c.Ping(context.Background())
+	if err == nil || time.Since(start) > 5*time.Second || time.Since(start) < 250*time.Millisecond {
+		t.Fatalf("Ping to nowhere: %v after %v", err, time.Since(start))
+	}
+	var se *SelectionError
+	if !errors.As(err, &se) {
+		t.Fatalf("got %T %v, want a SelectionError", err, err)
+	}
+
+	// timeoutMS bounds the whole operation, below the selection timeout.
+	s := mongotest.NewServer(t, mongotest.Options{})
+	c = connect(t, s.URI()+"?timeoutMS=200", nil)
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.SetFailPoint(bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: bson.D{{Key: "times", Value: 1}}},
+		{Key: "data", Value: bson.D{{Key: "failCommands", Value: bson.A{"ping"}}, {Key: "blockConnection", Value: true}, {Key: "blockTimeMS", Value: 2000}}}})
+	start = time.Now()
+	err = c.Ping(context.Background())
+	if err == nil || time.Since(start) > 1500*time.Millisecond {
+		t.Fatalf("blocked ping with timeoutMS=200: %v after %v", err, time.Since(start))
+	}
+	if !IsTimeout(err) {
+		t.Errorf("IsTimeout(%v) = false", err)
+	}
+}
+
+func TestClientLogging(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{Auth: true})
+	const password = "Tr0ub4dor-and-3"
+	if err := s.AddUser("admin", "ada", password); err != nil {
+		t.Fatal(err)
+	}
+	uri := strings.Replace(s.URI(), "mongodb://", "mongodb://ada:"+password+"@", 1)
+
+	// In code: a handler and levels; the environment says nothing.
+	var buf bytes.Buffer
+	levels := map[logging.Component]logging.Level{}
+	for _, comp := range []logging.Component{logging.ComponentCommand, logging.ComponentConnection, logging.ComponentServerSelection, logging.ComponentTopology} {
+		levels[comp] = logging.LevelTrace
+	}
+	c := connect(t, uri, &ClientOptions{Logging: &logging.Options{Handler: slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.Level(-100)}), Levels: levels}})
+	ctx := ctxTimeout(t, 10*time.Second)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunCommand(ctx, "admin", bson.D{{Key: "createUser", Value: "eve"}, {Key: "pwd", Value: password}, {Key: "roles", Value: bson.A{}}}); err != nil {
+		t.Logf("createUser: %v", err)
+	}
+	c.Disconnect(context.Background())
+	out := buf.String()
+	for _, msg := range []string{"Command started", "Command succeeded", "Server selection started", "Server selection succeeded", "Connection checked out", "Connection checked in", "Starting topology monitoring", "Stopped topology monitoring"} {
+		if !strings.Contains(out, `"msg":"`+msg+`"`) {
+			t.Errorf("no %q message", msg)
+		}
+	}
+	if strings.Contains(out, password) {
+		t.Fatalf("the password reached the log:\n%s", out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		if m["commandName"] == "createUser" && m["command"] != nil && m["command"] != "{}" {
+			t.Errorf("createUser logged: %s", line)
+		}
+	}
+}
+
+func TestClientLoggingFromEnvironment(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	path := filepath.Join(t.TempDir(), "driver.log")
+	t.Setenv("MONGODB_LOG_COMMAND", "debug")
+	t.Setenv("MONGODB_LOG_PATH", path)
+	c := connect(t, s.URI(), nil)
+	if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	c.Disconnect(context.Background())
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"msg":"Command succeeded"`) || strings.Contains(string(b), "Connection checked out") {
+		t.Fatalf("environment logging wrote:\n%s", b)
+	}
+
+	// Code overrides the environment: commands off.
+	var buf bytes.Buffer
+	c = connect(t, s.URI(), &ClientOptions{Logging: &logging.Options{Handler: slog.NewJSONHandler(&buf, nil), Levels: map[logging.Component]logging.Level{logging.ComponentCommand: logging.LevelOff}}})
+	if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "Command") {
+		t.Fatalf("commands logged although code turned them off:\n%s", buf.String())
+	}
+}
+
+// TestAuthFailure: a refused credential fails the operation with a
+// HandshakeError that names no secret, and SDAM marks the server Unknown.
+func TestAuthFailure(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{Auth: true})
+	if err := s.AddUser("admin", "ada", "right-Password-1"); err != nil {
+		t.Fatal(err)
+	}
+	const wrong = "wrong-Password-2"
+	rec := &poolRecorder{}
+	c := connect(t, strings.Replace(s.URI(), "mongodb://", "mongodb://ada:"+wrong+"@", 1)+"?serverSelectionTimeoutMS=2000", &ClientOptions{Monitors: []any{rec}})
+	err := c.Ping(ctxTimeout(t, 10*time.Second))
+	var he *HandshakeError
+	if !errors.As(err, &he) {
+		t.Fatalf("got %T %v, want a HandshakeError", err, err)
+	}
+	if strings.Contains(err.Error(), wrong) {
+		t.Fatalf("the password is in the error: %v", err)
+	}
+	snap := c.Topology()
+	if snap.Servers[0].Kind != "Unknown" || snap.Servers[0].Error == nil {
+		t.Errorf("after an auth failure the server is %+v", snap.Servers[0])
+	}
+	if len(rec.take()) == 0 {
+		t.Error("an auth failure did not clear the pool")
+	}
+}

@@ -1,0 +1,143 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/pool"
+	"github.com/mongoscope/mongoscope/driver/internal/selection"
+	"github.com/mongoscope/mongoscope/driver/internal/topology"
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
+	"github.com/mongoscope/mongoscope/internal/wire"
+)
+
+// Executor runs operations against one topology.
+type Executor struct {
+	Topology *topology.Topology
+	// Events receives the operation and command events (the topology
+	// publishes selection, pool and SDAM events itself); nil sends none.
+	Events *event.Dispatcher
+	// Timeout is the client's timeoutMS: each operation whose context has
+	// no earlier deadline gets this budget. 0 means none.
+	Timeout time.Duration
+}
+
+// Op is one operation: a single command for now.
+type Op struct {
+	Name       string // the operation's name in events, e.g. "ping"
+	DB         string
+	Collection string // empty for database and client operations
+	Command    bson.Raw
+	Sequences  []wire.Sequence
+	Selector   selection.Selector
+}
+
+// ids numbers operations process-wide; the ids tie an operation's
+// selection and command events together.
+var ids atomic.Int64
+
+// NextID returns a new operation id.
+func NextID() int64 { return ids.Add(1) }
+
+// Error is what Run returns when an operation fails: the operation, and the
+// cause, which errors.As reaches (*conn.CommandError,
+// *selection.SelectionError, *pool.WaitQueueTimeoutError, ...).
+type Error struct {
+	Op      string
+	Address string // the server, once one was selected
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Address == "" {
+		return fmt.Sprintf("%s: %v", e.Op, e.Err)
+	}
+	return fmt.Sprintf("%s on %s: %v", e.Op, e.Address, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Run runs op and returns a copy of the reply body. A reply with a write
+// concern error comes back with a *conn.WriteConcernError (wrapped in
+// *Error) alongside the body.
+func (x *Executor) Run(ctx context.Context, op *Op) (bson.Raw, error) {
+	id := NextID()
+	d := x.Events
+	start := time.Now()
+	var fin event.OperationFinished
+	if d.Operation() {
+		ctx = d.OperationStarted(ctx, &event.OperationStarted{Name: op.Name, Database: op.DB, Collection: op.Collection, OperationID: id})
+	}
+	if x.Timeout > 0 {
+		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > x.Timeout {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, x.Timeout)
+			defer cancel()
+		}
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		fin.Timeout = dl.Sub(start)
+	}
+	body, err := x.attempt(ctx, op, id, &fin)
+	if d.Operation() {
+		fin.Name, fin.Database, fin.Collection, fin.OperationID = op.Name, op.DB, op.Collection, id
+		fin.Duration = time.Since(start)
+		fin.Err = err
+		d.OperationFinished(ctx, &fin)
+	}
+	return body, err
+}
+
+// attempt is one try: select, check out, send.
+func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.OperationFinished) (bson.Raw, error) {
+	t0 := time.Now()
+	s, err := x.Topology.SelectFor(ctx, op.Selector, topology.Op{Name: op.Name, ID: id})
+	fin.Selection += time.Since(t0)
+	if err != nil {
+		return nil, &Error{Op: op.Name, Err: err}
+	}
+	defer s.EndOperation()
+	addr := s.Address()
+	p := s.Pool()
+	t1 := time.Now()
+	pc, err := p.CheckOut(ctx)
+	fin.CheckOut += time.Since(t1)
+	if err != nil {
+		var de *pool.DialError
+		if errors.As(err, &de) {
+			// Establishing the connection failed: the rules for errors
+			// before the handshake completed apply.
+			x.Topology.HandleError(addr, p.Stats().Generation, de.Err, description.PhaseHandshake)
+		}
+		return nil, &Error{Op: op.Name, Address: addr, Err: err}
+	}
+	defer p.CheckIn(ctx, pc)
+	cc, ok := pc.Conn().(*conn.Conn)
+	if !ok {
+		return nil, &Error{Op: op.Name, Address: addr, Err: fmt.Errorf("pool returned a %T, not a connection", pc.Conn())}
+	}
+	fin.Attempts++
+	r, err := cc.MonitoredCommand(ctx, &conn.Request{DB: op.DB, Command: op.Command, Sequences: op.Sequences}, x.Events, id)
+	if err != nil {
+		x.Topology.HandleConnError(pc, addr, err, description.PhaseOperation)
+		if pc.Interrupted() {
+			err = &pool.PoolClearedError{Address: addr, Cause: err, Interrupted: true}
+		}
+	}
+	if r == nil {
+		return nil, &Error{Op: op.Name, Address: addr, Err: err}
+	}
+	body := append(bson.Raw(nil), r.Body...)
+	r.Release()
+	if err != nil {
+		return body, &Error{Op: op.Name, Address: addr, Err: err}
+	}
+	return body, nil
+}
