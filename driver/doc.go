@@ -1,5 +1,8 @@
-// Package driver is the MongoDB client API. For now it holds the client's
-// configuration, ClientOptions; Connect and Client will build on it.
+// Package driver is the MongoDB client API: ClientOptions configures a
+// client, Connect starts one (SDAM monitoring, one CMAP pool per server),
+// and Client runs commands through server selection with the events of
+// package event published to the monitors and the logging sink given in
+// ClientOptions. CRUD, cursors, sessions and retries build on it.
 //
 // # One options style: a plain struct
 //
