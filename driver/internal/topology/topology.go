@@ -180,6 +180,9 @@ func (t *Topology) newServer(addr string) (*Server, error) {
 			// generation it dialled under is the current one.
 			t.HandleError(addr, s.pool.Stats().Generation, err, description.PhaseHandshake)
 		},
+		OnDialError: func(err error, generation uint64) {
+			t.HandleError(addr, generation, err, description.PhaseHandshake)
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -224,6 +227,10 @@ func (t *Topology) Close() {
 		}
 	}
 	t.servers = map[string]*Server{}
+	// A closed topology is Unknown with no servers (SDAM, "Client
+	// closing"); the change is published before TopologyClosed.
+	prev := t.desc
+	t.desc = description.TopologyDescription{Type: description.TopologyUnknown}
 	close(t.changed)
 	t.changed = make(chan struct{})
 	t.mu.Unlock()
@@ -235,11 +242,12 @@ func (t *Topology) Close() {
 	if !connected {
 		return
 	}
-	evs := make([]event.TopologyEvent, 0, len(ss)+1)
+	evs := make([]event.TopologyEvent, 0, len(ss)+2)
 	for _, s := range ss {
 		evs = append(evs, &event.ServerClosed{TopologyID: t.id, Address: s.addr})
 	}
-	evs = append(evs, &event.TopologyClosed{TopologyID: t.id})
+	evs = append(evs, &event.TopologyDescriptionChanged{TopologyID: t.id, Previous: eventTopology(prev), New: eventTopology(t.Description())},
+		&event.TopologyClosed{TopologyID: t.id})
 	t.publishMu.Lock()
 	t.publish(evs)
 	t.publishMu.Unlock()
