@@ -17,8 +17,10 @@ import (
 const MinWireVersion = 6
 
 // HandshakeError is a failed handshake or authentication: the server
-// answered, but the connection cannot be used. Err is the cause, e.g. a
-// *CommandError or an *auth.Error.
+// answered the hello but refused it, or authentication failed, including
+// by a network error, which Err then holds (a *NetworkError during the
+// hello itself is returned bare). Err is the cause, e.g. a *CommandError,
+// an *auth.Error or a *NetworkError.
 type HandshakeError struct {
 	Address string
 	ConnID  int64
@@ -100,10 +102,11 @@ func (c *Conn) handshake(ctx context.Context) error {
 	// Arbiters hold no user data and accept no authentication.
 	if conv != nil && !hello.ArbiterOnly {
 		if err := conv.Authenticate(ctx, c, hello.Raw); err != nil {
-			var ne *NetworkError
-			if errors.As(err, &ne) {
-				return err
-			}
+			// A network error here is wrapped too: SDAM treats network
+			// errors during authentication (mark Unknown, clear the
+			// pool) unlike those during the hello (leave the server
+			// be), so the stage must travel with it. errors.As still
+			// finds the *NetworkError inside.
 			return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "auth", Err: err}
 		}
 	}

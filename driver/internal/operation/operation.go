@@ -2,7 +2,6 @@ package operation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -110,12 +109,8 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	pc, err := p.CheckOut(ctx)
 	fin.CheckOut += time.Since(t1)
 	if err != nil {
-		var de *pool.DialError
-		if errors.As(err, &de) {
-			// Establishing the connection failed: the rules for errors
-			// before the handshake completed apply.
-			x.Topology.HandleError(addr, p.Stats().Generation, de.Err, description.PhaseHandshake)
-		}
+		// A failure to establish a connection was handed to SDAM by the
+		// pool itself (topology.Config's OnDialError), before its events.
 		return nil, &Error{Op: op.Name, Address: addr, Err: err}
 	}
 	defer p.CheckIn(ctx, pc)

@@ -79,6 +79,14 @@ type Config struct {
 	// while the failed connection still counts toward the pool's size, so
 	// no replacement starts before the pool is cleared.
 	OnPopulateError func(err error)
+	// OnDialError receives the errors of establishing a connection for a
+	// checkout, with the generation the connection was created in, so
+	// SDAM can handle them (clearing the pool when the rules say so)
+	// before the ConnectionClosed and ConnectionCheckOutFailed events, in
+	// the order the CMAP logging tests expect. It runs on the goroutine
+	// that checks out, while the failed connection still counts toward
+	// the pool's size.
+	OnDialError func(err error, generation uint64)
 }
 
 func (c *Config) validate() error {
@@ -604,6 +612,9 @@ func (p *Pool) establish(ctx context.Context, c *Pooled, start time.Time) (*Pool
 		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
 	}
 	conn, err := p.dial(ctx, c.id)
+	if err != nil && p.cfg.OnDialError != nil {
+		p.cfg.OnDialError(err, c.gen)
+	}
 	if err == nil && p.ev.Pool() {
 		// Establishment ends before ConnectionReady, and only then may
 		// another connection take its maxConnecting slot.

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,5 +92,48 @@ func TestPopulateErrorClearsBeforeReplacing(t *testing.T) {
 				t.Errorf("stats %+v, want a paused, empty pool", s)
 			}
 		})
+	}
+}
+
+// A checkout whose connection fails to establish hands the error to
+// OnDialError, with the connection's generation, before ConnectionClosed
+// and ConnectionCheckOutFailed, so SDAM's clear comes first in the event
+// stream (connection-logging.json, "Connection checkout fails due to error
+// establishing connection").
+func TestDialErrorHandledBeforeEvents(t *testing.T) {
+	checkNoLeaks(t)
+	rec := newRecorder()
+	boom := errors.New("authentication cut off")
+	var p *Pool
+	var gotGen uint64 = 99
+	p, err := New(Config{
+		Address:          "a:1",
+		MaxPoolSize:      10,
+		MaintainInterval: -1,
+		Events:           event.NewDispatcher(rec),
+		Dial:             func(context.Context, int64) (Conn, error) { return nil, boom },
+		OnDialError: func(err error, gen uint64) {
+			gotGen = gen
+			p.ClearWithCause(nil, false, err)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	p.Ready()
+	if _, err := p.CheckOut(context.Background()); !errors.Is(err, boom) {
+		t.Fatalf("CheckOut = %v, want the dial error", err)
+	}
+	if gotGen != 0 {
+		t.Errorf("OnDialError got generation %d, want 0", gotGen)
+	}
+	var names []string
+	for _, e := range rec.snapshot() {
+		names = append(names, specName(e))
+	}
+	want := []string{"ConnectionPoolCreated", "ConnectionPoolReady", "ConnectionCheckOutStarted", "ConnectionCreated", "ConnectionPoolCleared", "ConnectionClosed", "ConnectionCheckOutFailed"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("events\n%v\nwant\n%v", names, want)
 	}
 }

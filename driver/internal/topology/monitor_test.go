@@ -220,9 +220,14 @@ func TestMonitorsDoNotAuthenticate(t *testing.T) {
 	if err == nil {
 		t.Fatal("checkout with a wrong password succeeded")
 	}
-	out := topo.HandleError(s.Address(), gen, err, description.PhaseOperation)
-	if !out.MarkUnknown || !out.ClearPool {
-		t.Fatalf("auth failure outcome %+v, want Unknown and a cleared pool", out)
+	// The pool handed the failure to SDAM (OnDialError) before its
+	// events: the server is Unknown and the pool cleared already, and
+	// handling the same error again is stale.
+	if d := topo.Description().Servers[0]; d.Type != description.Unknown || d.Error == nil {
+		t.Fatalf("after an auth failure the server is %v (%v), want Unknown", d.Type, d.Error)
+	}
+	if out := topo.HandleError(s.Address(), gen, err, description.PhaseOperation); !out.Stale {
+		t.Fatalf("handling the error again: %+v, want stale", out)
 	}
 	if s.Pool().Stats().Generation == gen {
 		t.Fatal("pool not cleared")
