@@ -117,20 +117,22 @@ func TestSCRAM(t *testing.T) {
 }
 
 // A failCommand error with labels reaches the official driver's error as
-// the server sent it.
+// the server sent it. The code is WriteConflict, no state change: a
+// shutdown error would (rightly) make the driver mark the server Unknown
+// until its next heartbeat.
 func TestFailCommandLabels(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
 	c := connect(t, s.URI())
 	err := c.Database("admin").RunCommand(ctx(t), bson.D{{Key: "configureFailPoint", Value: "failCommand"},
 		{Key: "mode", Value: bson.D{{Key: "times", Value: 1}}},
-		{Key: "data", Value: bson.D{{Key: "failCommands", Value: bson.A{"buildInfo"}}, {Key: "errorCode", Value: 91},
+		{Key: "data", Value: bson.D{{Key: "failCommands", Value: bson.A{"buildInfo"}}, {Key: "errorCode", Value: 112},
 			{Key: "errorLabels", Value: bson.A{"TransientTransactionError", "MyLabel"}}}}}).Err()
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = c.Database("admin").RunCommand(ctx(t), bson.D{{Key: "buildInfo", Value: 1}}).Err()
 	var ce mongo.CommandError
-	if !errors.As(err, &ce) || ce.Code != 91 || ce.Name != "ShutdownInProgress" || !ce.HasErrorLabel("MyLabel") || !ce.HasErrorLabel("TransientTransactionError") {
+	if !errors.As(err, &ce) || ce.Code != 112 || ce.Name != "WriteConflict" || !ce.HasErrorLabel("MyLabel") || !ce.HasErrorLabel("TransientTransactionError") {
 		t.Fatalf("failCommand: %#v", err)
 	}
 	// times: 1 — the next one succeeds.
