@@ -48,14 +48,12 @@ func IsTimeout(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
-	var t interface{ Timeout() bool }
+	// Every error in the chain is asked, not only the first that has a
+	// Timeout method: an outer error may say false where its cause says
+	// true.
 	for e := err; e != nil; e = errors.Unwrap(e) {
-		if errors.As(e, &t) && t.Timeout() {
+		if t, ok := e.(interface{ Timeout() bool }); ok && t.Timeout() {
 			return true
-		}
-		e = errors.Unwrap(e)
-		if e == nil {
-			break
 		}
 	}
 	return false
