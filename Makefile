@@ -12,16 +12,25 @@ RACE_PKGS ?= ./bson/... ./driver/... ./internal/... ./mongotest/...
 
 export MONGODB_SPECS_DIR := $(SPECS)
 
-.PHONY: all test fmt vet unit race fuzz-short bench tidy-check
+.PHONY: all test fmt vet deps-check unit race fuzz-short bench tidy-check
 
 all: test
 
-test: fmt vet unit race fuzz-short
+test: fmt vet deps-check unit race fuzz-short
 	@echo "make test: all checks passed"
 
 fmt:
 	@out=$$(gofmt -l . ); if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	@echo "gofmt: ok"
+
+# The driver imports no sink: tint, Prometheus's client and the OTel SDK
+# belong to telemetry/ and cmd/, never to a library user's build of driver/.
+SINK_DEPS ?= github.com/lmittmann/tint|github.com/prometheus/client_golang|go.opentelemetry.io/otel/sdk
+deps-check:
+	@deps=$$($(GO) list -deps ./driver/...) || exit 1; \
+	  bad=$$(echo "$$deps" | grep -E '^($(SINK_DEPS))' | sort -u); \
+	  if [ -n "$$bad" ]; then echo "./driver/... depends on sinks:"; echo "$$bad"; exit 1; fi; \
+	  echo "deps-check: ./driver/... imports no sink"
 
 vet:
 	$(GO) vet ./...

@@ -17,7 +17,7 @@ import (
 	"github.com/mongoscope/mongoscope/driver/internal/operation"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
 	"github.com/mongoscope/mongoscope/driver/internal/topology"
-	"github.com/mongoscope/mongoscope/telemetry/logging"
+	"github.com/mongoscope/mongoscope/driver/logging"
 )
 
 // Defaults the client applies where the specifications leave them to the

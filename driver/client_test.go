@@ -16,8 +16,8 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
-	"github.com/mongoscope/mongoscope/telemetry/logging"
 )
 
 // connect connects to uri with the given options and disconnects at the

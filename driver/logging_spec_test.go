@@ -19,9 +19,9 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 	"github.com/mongoscope/mongoscope/mongotest"
-	"github.com/mongoscope/mongoscope/telemetry/logging"
 )
 
 // The live logging spec runner: the logging tests of the unified test

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/connstring"
-	"github.com/mongoscope/mongoscope/telemetry/logging"
+	"github.com/mongoscope/mongoscope/driver/logging"
 )
 
 // Secret is a credential that prints as "xxxxx" with every fmt verb, in

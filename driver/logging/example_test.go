@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/mongoscope/mongoscope/driver/event"
-	"github.com/mongoscope/mongoscope/telemetry/logging"
+	"github.com/mongoscope/mongoscope/driver/logging"
 )
 
 // A sink that logs pool messages at debug level as text, attached to a

@@ -238,7 +238,7 @@ func New(o Options) (*Sink, error) {
 			warnings = append(warnings, warn)
 		}
 		s.closer = closer
-		s.handler = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.Level(math.MinInt32), ReplaceAttr: specLevelNames})
+		s.handler = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.Level(math.MinInt32), ReplaceAttr: ReplaceLevelNames})
 	}
 	for _, w := range warnings {
 		s.warn(w)
@@ -277,8 +277,10 @@ func destination(path string, stdout, stderr io.Writer) (io.Writer, io.Closer, *
 	return f, f, nil
 }
 
-// specLevelNames writes the specification's level names instead of slog's.
-func specLevelNames(groups []string, a slog.Attr) slog.Attr {
+// ReplaceLevelNames is a slog ReplaceAttr function that writes the
+// specification's level names ("debug", "trace", "info", ...) instead of
+// slog's, for handlers made outside this package.
+func ReplaceLevelNames(groups []string, a slog.Attr) slog.Attr {
 	if len(groups) == 0 && a.Key == slog.LevelKey {
 		if l, ok := a.Value.Any().(slog.Level); ok {
 			return slog.String(slog.LevelKey, LevelName(l))

@@ -240,21 +240,3 @@ func TestLogPath(t *testing.T) {
 		})
 	}
 }
-
-func TestConsoleHandler(t *testing.T) {
-	var buf bytes.Buffer
-	s, err := New(Options{Handler: ConsoleHandler(&buf, &ConsoleOptions{NoColor: true}), Getenv: noEnv, Levels: map[Component]Level{ComponentConnection: LevelTrace}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.PoolEvent(context.Background(), &event.ConnectionCheckedIn{Address: "h:27017", ConnectionID: 5})
-	out := buf.String()
-	for _, want := range []string{"Connection checked in", "component=connection", "driverConnectionId=5", "serverHost=h", "serverPort=27017", " debug Connection checked in"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("%q lacks %q", out, want)
-		}
-	}
-	if ConsoleHandler(&buf, nil) == nil {
-		t.Fatal("nil handler")
-	}
-}
