@@ -52,7 +52,7 @@ type Client struct {
 //
 // Events go to every value in opts.Monitors that implements one of the
 // monitor interfaces of package event, and to a standardized-logging sink
-// (package telemetry/logging) when opts.Logging is set or a MONGODB_LOG_*
+// (package driver/logging) when opts.Logging is set or a MONGODB_LOG_*
 // variable asks for log messages.
 func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	if opts == nil {

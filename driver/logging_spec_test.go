@@ -29,7 +29,7 @@ import (
 // messages the client logged are compared with expectLogMessages under the
 // unified format's rules (order, ignoreMessages, ignoreExtraMessages, the
 // $$ operators, root documents allowing extra fields). The formatting of
-// each message on its own is telemetry/logging's spec test; this one
+// each message on its own is driver/logging's spec test; this one
 // checks which messages a client emits, in which order, with which data.
 //
 // Client entities that only configure fail points (failPointClient,
