@@ -223,7 +223,7 @@ type ClientOptions struct {
 	Monitors []any `json:"-"`
 
 	// Logging turns on the standardized log messages (package
-	// telemetry/logging) with these settings, which override the
+	// driver/logging) with these settings, which override the
 	// MONGODB_LOG_* environment variables for what they set (a handler or
 	// *slog.Logger, levels per component, the document length). When nil,
 	// the client logs only if a MONGODB_LOG_* variable turns a component
