@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"reflect"
 	"sort"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/connstring"
+	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/driver/logging"
 )
 
@@ -137,6 +140,10 @@ type ClientOptions struct {
 	// connection it returns. With ProxyHost set, the SOCKS5 handshake runs
 	// over it too. Code only.
 	Dialer Dialer `json:"-"`
+
+	// uriWarnings are the Warnings of the URI last applied, which Connect
+	// logs through the client's logging sink.
+	uriWarnings []Warning
 }
 
 // DriverInfo names a library built on this driver, for the handshake's
@@ -166,8 +173,10 @@ type Dialer interface {
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
 
-// ClientOptionsFromURI returns options holding the parsed uri. Warnings
-// are dropped; set OnWarning and call ApplyURI to receive them.
+// ClientOptionsFromURI returns options holding the parsed uri, parsed
+// strictly (see ApplyURI). Its warnings are kept for Connect to log; to
+// receive them in code, or to parse leniently, set OnWarning or
+// LenientURI on a ClientOptions and call ApplyURI.
 func ClientOptionsFromURI(uri string) (*ClientOptions, error) {
 	o := &ClientOptions{}
 	if err := o.ApplyURI(uri); err != nil {
@@ -177,9 +186,25 @@ func ClientOptionsFromURI(uri string) (*ClientOptions, error) {
 }
 
 // ApplyURI parses uri with connstring.Parse and stores the result in
-// o.URI, replacing any URI applied before. Warnings go to o.OnWarning. On
-// error o is unchanged; the error is an *OptionError wrapping the
-// *connstring.Error, and never contains a password.
+// o.URI, replacing any URI applied before. On error o is unchanged; the
+// error is an *OptionError wrapping the *connstring.Error, naming the
+// option, and never contains a password.
+//
+// Invalid values: by default a value that is invalid for its option
+// (readPreference=primay, maxPoolSize=-1, journal=) is an error, as the
+// same mistake made in code is. With o.LenientURI set before the call,
+// such a value is ignored with a Warning instead, as the Connection String
+// specification says. In both modes an invalid value of a security option
+// (tls, ssl, every tls* option, authMechanism, authSource) is an error,
+// so that a typo can neither turn TLS off nor change how the client
+// authenticates, and an unknown option (maxPolSize) is a Warning, not an
+// error, as the specification requires.
+//
+// Warnings (unknown options, values ignored under LenientURI, deprecated
+// and repeated keys) go to o.OnWarning as they are found, and Connect
+// logs each one at WARN level through the client's logging sink (set
+// Logging, or a MONGODB_LOG_* variable). With neither, they are dropped:
+// the logging specification's default is to log nothing.
 //
 // Precedence: the URI's hosts and options win over the fields set in
 // code, whether those are set before or after this call, because the URI
@@ -198,12 +223,30 @@ func ClientOptionsFromURI(uri string) (*ClientOptions, error) {
 // rely on an option set in code (readPreferenceTags in the URI with the
 // read preference mode in code, say), whatever the order of the calls.
 func (o *ClientOptions) ApplyURI(uri string) error {
-	c, err := connstring.Parse(uri, connstring.WithWarnings(o.OnWarning), connstring.WithDeferredChecks())
+	var warnings []Warning
+	c, err := connstring.Parse(uri, append(o.parseOptions(&warnings), connstring.WithDeferredChecks())...)
 	if err != nil {
 		return wrapConnStringError(err)
 	}
-	o.URI = c
+	o.URI, o.uriWarnings = c, warnings
 	return nil
+}
+
+// parseOptions are the connstring options for the URI and the TXT record:
+// strict unless LenientURI, each warning passed to OnWarning and kept in
+// *warnings.
+func (o *ClientOptions) parseOptions(warnings *[]Warning) []connstring.Option {
+	onWarning := o.OnWarning
+	opts := []connstring.Option{connstring.WithWarnings(func(w Warning) {
+		*warnings = append(*warnings, w)
+		if onWarning != nil {
+			onWarning(w)
+		}
+	})}
+	if !o.LenientURI {
+		opts = append(opts, connstring.WithStrict())
+	}
+	return opts
 }
 
 // OptionError is an invalid option or combination of options. Option is
@@ -278,26 +321,69 @@ func (o *ClientOptions) Validate() error {
 // DNS, *connstring.SRVError. The result shares its slices and maps with o
 // and o.URI: copy them before changing them.
 func (o *ClientOptions) Resolve(ctx context.Context) (*connstring.ConnString, error) {
+	c, _, err := o.resolve(ctx)
+	return c, err
+}
+
+// resolve is Resolve, also returning the warnings to log: the URI's and
+// the TXT record's.
+func (o *ClientOptions) resolve(ctx context.Context) (*connstring.ConnString, []Warning, error) {
+	warnings := append([]Warning(nil), o.uriWarnings...)
 	c, err := o.combine()
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if c.Scheme != connstring.SchemeSRV {
-		return c, nil
+		return c, warnings, nil
 	}
-	s, err := connstring.LookupSeedlist(ctx, c, o.Resolver, connstring.WithWarnings(o.OnWarning))
+	s, err := connstring.LookupSeedlist(ctx, c, o.Resolver, o.parseOptions(&warnings)...)
 	if err != nil {
 		var ce *connstring.Error
 		if !errors.As(err, &ce) {
-			return nil, err // a DNS failure: *connstring.SRVError
+			return nil, warnings, err // a DNS failure: *connstring.SRVError
 		}
-		return nil, wrapConnStringError(err)
+		return nil, warnings, wrapConnStringError(err)
 	}
 	out, err := s.Apply(c, nil)
 	if err != nil {
-		return nil, wrapConnStringError(err)
+		return nil, warnings, wrapConnStringError(err)
 	}
-	return out, nil
+	return out, warnings, nil
+}
+
+// logWarnings writes each connection-string warning at WARN level through
+// the client's logging sink, if it has one.
+func logWarnings(ctx context.Context, sink *logging.Sink, warnings []Warning) {
+	if sink == nil {
+		return
+	}
+	for _, w := range warnings {
+		attrs := []slog.Attr{slog.String("kind", w.Kind.String()), slog.String("option", w.Option)}
+		if w.Value != "" {
+			// connstring has already redacted a secret's value.
+			attrs = append(attrs, slog.String("value", w.Value))
+		}
+		sink.Warn(ctx, "Connection string: "+w.Message, attrs...)
+	}
+}
+
+// connExtra is what the connection settings take from the code-only
+// fields.
+func (o *ClientOptions) connExtra() (conn.Extra, error) {
+	var x conn.Extra
+	if d := o.DriverInfo; d != nil {
+		x.DriverInfo = []handshake.DriverInfo{{Name: d.Name, Version: d.Version, Platform: d.Platform}}
+	}
+	if a := o.ServerAPI; a != nil {
+		if a.Version != ServerAPIVersion1 {
+			return x, &OptionError{Option: "ServerAPI", Field: "ServerAPI", Value: a.Version, Reason: "unknown Stable API version; the only one is \"1\" (ServerAPIVersion1)"}
+		}
+		x.ServerAPI = &handshake.ServerAPI{Version: a.Version, Strict: a.Strict, DeprecationErrors: a.DeprecationErrors}
+	}
+	if o.Dialer != nil {
+		x.Dialer = o.Dialer
+	}
+	return x, nil
 }
 
 // combine checks the code fields, merges them under the URI and validates

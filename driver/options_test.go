@@ -48,7 +48,7 @@ func TestFieldsMirrorConnString(t *testing.T) {
 	}
 	for i := 0; i < co.NumField(); i++ {
 		f := co.Field(i)
-		if codeOnlyFields[f.Name] || f.Anonymous {
+		if codeOnlyFields[f.Name] || f.Anonymous || !f.IsExported() {
 			continue
 		}
 		if _, ok := cs.FieldByName(f.Name); !ok {
@@ -123,7 +123,7 @@ func TestMergeEveryField(t *testing.T) {
 // copyFields carries every mirrored field over, the URI options included.
 func TestCopyEveryField(t *testing.T) {
 	for _, f := range reflect.VisibleFields(reflect.TypeFor[ClientOptions]()) {
-		if codeOnlyFields[f.Name] || f.Anonymous {
+		if codeOnlyFields[f.Name] || f.Anonymous || !f.IsExported() {
 			continue
 		}
 		o := &ClientOptions{}
@@ -420,7 +420,7 @@ func TestPrecedenceSRV(t *testing.T) {
 		},
 		{
 			name: "srvMaxHosts from code",
-			code: func(o *ClientOptions) { o.SRVMaxHosts = Ptr(1); o.ReplicaSet = "" },
+			code: func(o *ClientOptions) { o.SRVMaxHosts = Ptr(1); o.ReplicaSet = ""; o.LenientURI = true },
 			uri:  "mongodb+srv://cluster0.example.com/?replicaSet=",
 			check: func(t *testing.T, c *connstring.ConnString) {
 				t.Fatalf("srvMaxHosts with the TXT replicaSet must fail; got %v", c.Hosts)
@@ -677,7 +677,7 @@ func TestApplyURI(t *testing.T) {
 	})
 	t.Run("warnings reach OnWarning", func(t *testing.T) {
 		var got []Warning
-		o := &ClientOptions{OnWarning: func(w Warning) { got = append(got, w) }}
+		o := &ClientOptions{LenientURI: true, OnWarning: func(w Warning) { got = append(got, w) }}
 		if err := o.ApplyURI("mongodb://a/?connectMS=5&maxPoolSize=-1"); err != nil {
 			t.Fatal(err)
 		}
