@@ -130,15 +130,20 @@ type ClientOptions struct {
 	DriverInfo *DriverInfo `json:",omitempty"`
 
 	// ServerAPI, when set, declares the Stable API version the client
-	// uses: every command carries apiVersion (and apiStrict and
-	// apiDeprecationErrors when set), and the handshake uses hello. Code
-	// only, as the versioned API specification requires.
+	// uses, as the versioned API specification describes: every command
+	// (the handshake, heartbeats and getMore included) carries apiVersion,
+	// and apiStrict and apiDeprecationErrors when set, and the handshake
+	// uses hello, never legacy hello. Connect refuses a version other than
+	// ServerAPIVersion1. Code only: there is no URI option. With RunCommand
+	// a command that itself holds these fields is undefined behaviour.
 	ServerAPI *ServerAPI `json:",omitempty"`
 
-	// Dialer, when set, opens the client's TCP connections (monitoring and
-	// pooled) instead of a net.Dialer; TLS, when on, runs over the
-	// connection it returns. With ProxyHost set, the SOCKS5 handshake runs
-	// over it too. Code only.
+	// Dialer, when set, opens the client's network connections
+	// (monitoring and pooled) instead of a net.Dialer; TLS, when on, runs
+	// over the connection it returns. This driver does not speak SOCKS5
+	// yet: with ProxyHost set (proxyHost), Connect refuses to start unless
+	// a Dialer is given, which must then reach the servers through the
+	// proxy itself. Code only.
 	Dialer Dialer `json:"-"`
 
 	// uriWarnings are the Warnings of the URI last applied, which Connect

@@ -10,11 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/connstring"
+	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
@@ -209,10 +212,12 @@ func TestURIWarningsReachEnvLog(t *testing.T) {
 func TestCodeOnlyConnectionOptions(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
 	dialer := &countingDialer{}
+	started := &startedRecorder{}
 	o := &ClientOptions{
 		DriverInfo: &DriverInfo{Name: "myodm", Version: "1.2.3", Platform: "fancyos"},
 		ServerAPI:  &ServerAPI{Version: ServerAPIVersion1, Strict: Ptr(true)},
 		Dialer:     dialer,
+		Monitors:   []any{started},
 	}
 	c := connect(t, s.URI(), o)
 	if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
@@ -247,6 +252,24 @@ func TestCodeOnlyConnectionOptions(t *testing.T) {
 	if handshakes == 0 {
 		t.Fatal("no handshake recorded")
 	}
+	// Every command, not only the handshake, declares the API, and the
+	// command events show it as sent.
+	for _, cmd := range s.Commands() {
+		if len(cmd.Body) <= 5 {
+			continue // redacted (authentication)
+		}
+		if v, _ := cmd.Body.Lookup("apiVersion").StringValueOK(); v != "1" {
+			t.Errorf("%s without apiVersion: %v", cmd.Name, cmd.Body)
+		}
+		if v, _ := cmd.Body.Lookup("apiStrict").BooleanOK(); !v {
+			t.Errorf("%s without apiStrict: %v", cmd.Name, cmd.Body)
+		}
+	}
+	if ping := started.find("ping"); ping == nil {
+		t.Error("no CommandStarted for ping")
+	} else if v, _ := ping.Lookup("apiVersion").StringValueOK(); v != "1" {
+		t.Errorf("CommandStarted ping %v, want apiVersion", ping)
+	}
 	if int(dialer.n.Load()) < handshakes {
 		t.Errorf("%d dials for %d handshakes: some connections bypassed the Dialer", dialer.n.Load(), handshakes)
 	}
@@ -258,10 +281,11 @@ func TestCodeOnlyConnectionOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, cmd := range s.Commands() {
-			if _, err := cmd.Body.LookupErr("client"); err == nil {
-				if _, err := cmd.Body.LookupErr("apiVersion"); err == nil || cmd.Name == "hello" {
-					t.Errorf("handshake %s %v: no ServerAPI was set", cmd.Name, cmd.Body)
-				}
+			if _, err := cmd.Body.LookupErr("apiVersion"); err == nil {
+				t.Errorf("%s %v: apiVersion without a ServerAPI", cmd.Name, cmd.Body)
+			}
+			if _, err := cmd.Body.LookupErr("client"); err == nil && cmd.Name == "hello" {
+				t.Errorf("handshake %s %v: no ServerAPI or loadBalanced asks for hello", cmd.Name, cmd.Body)
 			}
 		}
 	})
@@ -294,4 +318,29 @@ type countingDialer struct {
 func (c *countingDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	c.n.Add(1)
 	return c.d.DialContext(ctx, network, addr)
+}
+
+// startedRecorder keeps the commands of CommandStarted events.
+type startedRecorder struct {
+	mu   sync.Mutex
+	cmds map[string]bson.Raw
+}
+
+func (r *startedRecorder) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmds == nil {
+		r.cmds = map[string]bson.Raw{}
+	}
+	r.cmds[e.CommandName] = append(bson.Raw(nil), e.Command...)
+	return ctx
+}
+
+func (r *startedRecorder) CommandSucceeded(context.Context, *event.CommandSucceeded) {}
+func (r *startedRecorder) CommandFailed(context.Context, *event.CommandFailed)       {}
+
+func (r *startedRecorder) find(name string) bson.Raw {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cmds[name]
 }
