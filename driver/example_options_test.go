@@ -131,3 +131,24 @@ func ExampleClientOptions_Resolve() {
 	// [shard-00.example.com:27017 shard-01.example.com:27017]
 	// atlas-rs users true
 }
+
+// A mistyped value in a URI is an error naming the option; LenientURI
+// ignores it with a warning instead, except for a security option such as
+// tls, which fails closed. An unknown option is a warning either way.
+func ExampleClientOptions_LenientURI() {
+	const uri = "mongodb://db.example.com/?readPreference=primay&tls=yes&maxPolSize=5"
+	strict := &driver.ClientOptions{}
+	fmt.Println(strict.ApplyURI(uri))
+
+	lenient := &driver.ClientOptions{LenientURI: true}
+	fmt.Println(lenient.ApplyURI(uri))
+
+	lenient.OnWarning = func(w driver.Warning) { fmt.Println("warning:", w.Message) }
+	fmt.Println(lenient.ApplyURI("mongodb://db.example.com/?readPreference=primay&tls=true&maxPolSize=5"))
+	// Output:
+	// driver: option readPreference (ReadPreference) "primay": unknown mode; use one of primary, primaryPreferred, secondary, secondaryPreferred, nearest
+	// driver: option tls (TLS) "yes": must be "true" or "false"
+	// warning: option readPreference value "primay" ignored: unknown mode; use one of primary, primaryPreferred, secondary, secondaryPreferred, nearest
+	// warning: unsupported option "maxPolSize" ignored
+	// <nil>
+}

@@ -75,10 +75,15 @@ type ClientOptions struct {
 	// mechanisms and PLAIN it is also the default authSource.
 	Database string
 
-	// URIOptions are the URI options set in code. Unlike in a URI,
-	// AuthMechanismProperties values may contain ",". A URI's lists and
-	// maps (Compressors, ReadPreferenceTags, AuthMechanismProperties)
-	// replace the code's whole.
+	// URIOptions are the URI options set in code, one field per option,
+	// promoted (opts.MaxPoolSize): AuthSource, AuthMechanism, AppName,
+	// Compressors, the timeouts, ReplicaSet, the pool sizes,
+	// ReadPreference, W, RetryWrites, the TLS and proxy options, ...; `go
+	// doc connstring.URIOptions` documents each with its URI option name
+	// and default. Unlike in a URI, AuthMechanismProperties values may
+	// contain ",". A URI's lists and maps (Compressors,
+	// ReadPreferenceTags, AuthMechanismProperties) replace the code's
+	// whole.
 	URIOptions
 
 	// URI is the connection string given to ApplyURI. Its hosts and
