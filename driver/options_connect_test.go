@@ -182,6 +182,31 @@ func TestURIWarningsReachLogHandler(t *testing.T) {
 	}
 }
 
+// The issue's URI against a live server: in neither mode does the client
+// start with the typos silently dropped (TLS off, read preference
+// primary); ApplyURI fails naming the option and nothing is sent.
+func TestIssueURIDoesNotConnect(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	query := "?readPreference=primay&tls=yes&maxPolSize=5"
+	for _, lenient := range []bool{false, true} {
+		o := &ClientOptions{LenientURI: lenient}
+		err := o.ApplyURI(s.URI() + query)
+		var oe *OptionError
+		want := map[bool]string{false: "readPreference", true: "tls"}[lenient]
+		if !errors.As(err, &oe) || oe.Option != want {
+			t.Fatalf("lenient=%v: ApplyURI = %v, want an *OptionError naming %s", lenient, err, want)
+		}
+		// Connect with what the caller has: no URI, so no hosts.
+		if c, err := Connect(context.Background(), o); err == nil {
+			c.Disconnect(context.Background())
+			t.Fatalf("lenient=%v: Connect succeeded after ApplyURI failed", lenient)
+		}
+	}
+	if cmds := s.Commands(); len(cmds) != 0 {
+		t.Errorf("the server received %d commands", len(cmds))
+	}
+}
+
 // With no Logging option, a MONGODB_LOG_* variable makes the sink, and
 // the URI's warnings reach its destination.
 func TestURIWarningsReachEnvLog(t *testing.T) {
