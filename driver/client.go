@@ -58,11 +58,15 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	if opts == nil {
 		return nil, &OptionError{Option: "opts", Reason: "no client options"}
 	}
-	cs, err := opts.Resolve(ctx)
+	cs, warnings, err := opts.resolve(ctx)
 	if err != nil {
 		return nil, err
 	}
-	settings, err := conn.NewSettings(cs, conn.Extra{})
+	extra, err := opts.connExtra()
+	if err != nil {
+		return nil, err
+	}
+	settings, err := conn.NewSettings(cs, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -77,6 +81,7 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 			return nil, &OptionError{Option: "Logging", Reason: err.Error(), Err: err}
 		}
 		monitors = append(monitors, sink)
+		logWarnings(ctx, sink, warnings)
 	}
 	d := event.NewDispatcher(monitors...)
 	if unused := d.Unused(); len(unused) > 0 {

@@ -127,8 +127,8 @@ func TestDisconnectLeavesNoGoroutines(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			var logs bytes.Buffer
 			o := &ClientOptions{
-				MinPoolSize: Ptr(2),
-				Logging:     &logging.Options{Handler: slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.Level(-100)}), Levels: map[logging.Component]logging.Level{logging.ComponentTopology: logging.LevelDebug}},
+				Logging:    &logging.Options{Handler: slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.Level(-100)}), Levels: map[logging.Component]logging.Level{logging.ComponentTopology: logging.LevelDebug}},
+				URIOptions: URIOptions{MinPoolSize: Ptr(2)},
 			}
 			if err := o.ApplyURI(rs.URI() + "&serverMonitoringMode=" + mode + "&heartbeatFrequencyMS=500"); err != nil {
 				t.Fatal(err)

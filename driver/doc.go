@@ -19,16 +19,19 @@
 // from a literal:
 //
 //	opts := &driver.ClientOptions{
-//		Hosts:          []string{"db1.example.com:27017", "db2.example.com:27017"},
-//		ReplicaSet:     "rs0",
-//		MaxPoolSize:    driver.Ptr(50),
-//		ConnectTimeout: driver.Ptr(5 * time.Second),
-//		RetryWrites:    driver.Ptr(false),
+//		Hosts: []string{"db1.example.com:27017", "db2.example.com:27017"},
+//		URIOptions: driver.URIOptions{
+//			ReplicaSet:     "rs0",
+//			MaxPoolSize:    driver.Ptr(50),
+//			ConnectTimeout: driver.Ptr(5 * time.Second),
+//			RetryWrites:    driver.Ptr(false),
+//		},
 //	}
 //
-// Pointers, rather than a wrapper type, match connstring.ConnString, which
-// uses the same fields and the same convention, so options set in code and
-// options from a URI are one data model.
+// The URI options are the embedded URIOptions (connstring.URIOptions),
+// which connstring.ConnString embeds too: each option is declared once,
+// options set in code and options from a URI are one data model, and
+// opts.MaxPoolSize reads or sets one directly.
 //
 // # Connection strings and precedence
 //
@@ -47,4 +50,13 @@
 // two halves come from code, from the URI, or one from each. Resolve does
 // that, performs the mongodb+srv DNS lookups, and returns the effective
 // configuration.
+//
+// # Mistakes in a URI
+//
+// An invalid value in a URI (readPreference=primay) is an *OptionError
+// naming the option, as the same value set in code is; LenientURI turns
+// that into the specification's warn-and-ignore. A security option (tls,
+// ssl, tls*, authMechanism, authSource) fails closed in both modes, and an
+// unknown option is a Warning in both. Warnings go to OnWarning and, when
+// the client has a logging sink, to its log at WARN level.
 package driver

@@ -29,13 +29,15 @@ func ExampleClientOptionsFromURI() {
 // are set with Ptr, because their zero value is a real setting.
 func ExampleClientOptions() {
 	opts := &driver.ClientOptions{
-		Hosts:          []string{"db1.example.com", "db2.example.com:27018"},
-		ReplicaSet:     "rs0",
-		Username:       "app",
-		Password:       "s3cret",
-		MaxPoolSize:    driver.Ptr(50),
-		ConnectTimeout: driver.Ptr(5 * time.Second),
-		RetryWrites:    driver.Ptr(false),
+		Hosts:    []string{"db1.example.com", "db2.example.com:27018"},
+		Username: "app",
+		Password: "s3cret",
+		URIOptions: driver.URIOptions{
+			ReplicaSet:     "rs0",
+			MaxPoolSize:    driver.Ptr(50),
+			ConnectTimeout: driver.Ptr(5 * time.Second),
+			RetryWrites:    driver.Ptr(false),
+		},
 	}
 	if err := opts.Validate(); err != nil {
 		fmt.Println(err)
@@ -51,8 +53,7 @@ func ExampleClientOptions() {
 // silent.
 func ExampleClientOptions_ApplyURI() {
 	opts := &driver.ClientOptions{
-		AppName:     "billing",
-		MaxPoolSize: driver.Ptr(100),
+		URIOptions: driver.URIOptions{AppName: "billing", MaxPoolSize: driver.Ptr(100)},
 	}
 	// From the deployment's configuration, for example.
 	if err := opts.ApplyURI("mongodb://db.example.com/?maxPoolSize=20"); err != nil {
@@ -74,7 +75,7 @@ func ExampleClientOptions_ApplyURI() {
 // Validate reports conflicts whichever side each option came from, as an
 // *OptionError naming the option and the field.
 func ExampleClientOptions_Validate() {
-	opts := &driver.ClientOptions{MinPoolSize: driver.Ptr(20)}
+	opts := &driver.ClientOptions{URIOptions: driver.URIOptions{MinPoolSize: driver.Ptr(20)}}
 	if err := opts.ApplyURI("mongodb://db.example.com/?maxPoolSize=10"); err != nil {
 		fmt.Println(err)
 		return
@@ -112,7 +113,7 @@ func (exampleDNS) LookupTXT(context.Context, string) ([]string, error) {
 // TLS is on because mongodb+srv implies it.
 func ExampleClientOptions_Resolve() {
 	opts := &driver.ClientOptions{
-		AuthSource: "users",
+		URIOptions: driver.URIOptions{AuthSource: "users"},
 		Resolver:   exampleDNS{}, // nil uses net.DefaultResolver
 	}
 	if err := opts.ApplyURI("mongodb+srv://app:s3cret@cluster0.example.com/"); err != nil {
@@ -129,4 +130,25 @@ func ExampleClientOptions_Resolve() {
 	// Output:
 	// [shard-00.example.com:27017 shard-01.example.com:27017]
 	// atlas-rs users true
+}
+
+// A mistyped value in a URI is an error naming the option; LenientURI
+// ignores it with a warning instead, except for a security option such as
+// tls, which fails closed. An unknown option is a warning either way.
+func ExampleClientOptions_LenientURI() {
+	const uri = "mongodb://db.example.com/?readPreference=primay&tls=yes&maxPolSize=5"
+	strict := &driver.ClientOptions{}
+	fmt.Println(strict.ApplyURI(uri))
+
+	lenient := &driver.ClientOptions{LenientURI: true}
+	fmt.Println(lenient.ApplyURI(uri))
+
+	lenient.OnWarning = func(w driver.Warning) { fmt.Println("warning:", w.Message) }
+	fmt.Println(lenient.ApplyURI("mongodb://db.example.com/?readPreference=primay&tls=true&maxPolSize=5"))
+	// Output:
+	// driver: option readPreference (ReadPreference) "primay": unknown mode; use one of primary, primaryPreferred, secondary, secondaryPreferred, nearest
+	// driver: option tls (TLS) "yes": must be "true" or "false"
+	// warning: option readPreference value "primay" ignored: unknown mode; use one of primary, primaryPreferred, secondary, secondaryPreferred, nearest
+	// warning: unsupported option "maxPolSize" ignored
+	// <nil>
 }

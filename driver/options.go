@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"reflect"
 	"sort"
 	"strconv"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/connstring"
+	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/driver/logging"
 )
 
@@ -34,15 +38,27 @@ type Resolver = connstring.Resolver
 // MaxPoolSize: driver.Ptr(50).
 func Ptr[T any](v T) *T { return &v }
 
+// URIOptions are the options a connection string can set, one field per
+// URI option, each field's comment naming its option. ClientOptions embeds
+// them, so opts.MaxPoolSize reads and sets an option directly; in a
+// composite literal write them inside URIOptions:
+//
+//	&driver.ClientOptions{URIOptions: driver.URIOptions{MaxPoolSize: driver.Ptr(50)}}
+type URIOptions = connstring.URIOptions
+
 // ClientOptions configures a client. The zero value is valid once it has
 // hosts (from Hosts or a URI): every other field left at its zero value
 // takes the default stated in its comment. Pointer fields are nil when
 // unset, because their zero value is a real setting.
 //
+// The URI options are the embedded URIOptions (see connstring.URIOptions
+// for each field: MaxPoolSize, Timeout, ReadPreference, TLS, ...), the
+// same struct connstring.ConnString embeds, so an option is declared in
+// one place. The fields below them are set only in code.
+//
 // Fields set in code and the connection string kept in URI combine with
 // the URI taking precedence; see ApplyURI. Print it with String (or any
-// fmt verb): secrets are redacted. Field names follow
-// connstring.ConnString, and each field's comment names its URI option.
+// fmt verb): secrets are redacted.
 type ClientOptions struct {
 	// Hosts are the seeds: "host:port" (the port defaults to 27017),
 	// "[ipv6]:port", or the path of a Unix domain socket ending in ".sock".
@@ -58,157 +74,39 @@ type ClientOptions struct {
 	// Database is the default database (URI path); for the SCRAM
 	// mechanisms and PLAIN it is also the default authSource.
 	Database string
-	// AuthSource is the database to authenticate against (authSource);
-	// the default depends on the mechanism (the auth specification).
-	AuthSource string
-	// AuthMechanism (authMechanism) is one of connstring's Mechanism
-	// constants; "" negotiates SCRAM with the server.
-	AuthMechanism string
-	// AuthMechanismProperties (authMechanismProperties) has upper-case
-	// property names. Unlike in a URI, values may contain ",". A URI's
-	// properties replace the whole map.
-	AuthMechanismProperties map[string]string
 
-	// AppName (appname) is sent in the handshake; at most 128 bytes.
-	AppName string
-	// Compressors (compressors) lists "snappy", "zlib" and "zstd" in
-	// order of preference; default none.
-	Compressors []string
-	// ZlibCompressionLevel (zlibCompressionLevel) is -1 (the library's
-	// default, which is the default) through 9.
-	ZlibCompressionLevel *int
-
-	// ConnectTimeout (connectTimeoutMS) bounds establishing one
-	// connection; 0 means no timeout. Default 10s.
-	ConnectTimeout *time.Duration
-	// SocketTimeout (socketTimeoutMS, deprecated by Timeout) bounds one
-	// network read or write; 0 or unset means no timeout.
-	SocketTimeout *time.Duration
-	// Timeout (timeoutMS) is the client-side operation timeout; 0 means
-	// no limit. Default unset: the legacy timeouts apply.
-	Timeout *time.Duration
-	// ServerSelectionTimeout (serverSelectionTimeoutMS) bounds server
-	// selection; positive. Default 30s.
-	ServerSelectionTimeout *time.Duration
-	// ServerSelectionTryOnce (serverSelectionTryOnce) is accepted for
-	// completeness; it has no effect in this multi-threaded driver.
-	ServerSelectionTryOnce *bool
-	// HeartbeatFrequency (heartbeatFrequencyMS) is the interval between
-	// server checks; at least 500ms. Default 10s.
-	HeartbeatFrequency *time.Duration
-	// LocalThreshold (localThresholdMS) is the latency window of server
-	// selection; 0 picks only the fastest. Default 15ms.
-	LocalThreshold *time.Duration
-
-	// DirectConnection (directConnection) connects to the single host
-	// given, whatever its role. Default false.
-	DirectConnection *bool
-	// LoadBalanced (loadBalanced) connects through a load balancer to a
-	// single host. Default false.
-	LoadBalanced *bool
-	// ReplicaSet (replicaSet) is the replica set name to require.
-	ReplicaSet string
-	// ServerMonitoringMode (serverMonitoringMode) is "stream", "poll" or
-	// "auto" (the default).
-	ServerMonitoringMode string
-	// SRVMaxHosts (srvMaxHosts) caps the seeds taken from SRV records,
-	// chosen at random; 0 (the default) means no cap. mongodb+srv only.
-	SRVMaxHosts *int
-	// SRVServiceName (srvServiceName) is the SRV service name; default
-	// "mongodb". mongodb+srv only.
-	SRVServiceName string
-
-	// MaxPoolSize (maxPoolSize) caps each server's connection pool; 0
-	// means no cap. Default 100.
-	MaxPoolSize *int
-	// MinPoolSize (minPoolSize) is the number of connections each pool
-	// keeps open. Default 0.
-	MinPoolSize *int
-	// MaxConnecting (maxConnecting) caps connections being established
-	// at once per pool; positive. Default 2.
-	MaxConnecting *int
-	// MaxIdleTime (maxIdleTimeMS) closes connections idle that long; 0
-	// (the default) means never.
-	MaxIdleTime *time.Duration
-	// WaitQueueTimeout (waitQueueTimeoutMS, deprecated by Timeout)
-	// bounds waiting for a pooled connection; positive. Default unset:
-	// server selection's timeout applies.
-	WaitQueueTimeout *time.Duration
-
-	// ReadPreference (readPreference) is "primary" (the default),
-	// "primaryPreferred", "secondary", "secondaryPreferred" or "nearest".
-	ReadPreference string
-	// ReadPreferenceTags (readPreferenceTags) are tag sets tried in order;
-	// an empty map matches any server. A URI's list replaces the whole
-	// list.
-	ReadPreferenceTags []map[string]string
-	// MaxStaleness (maxStalenessSeconds) excludes secondaries staler than
-	// this; at least 90s; nil (the default) means no maximum.
-	MaxStaleness *time.Duration
-	// ReadConcernLevel (readConcernLevel) is the default read concern;
-	// default none (the server's).
-	ReadConcernLevel string
-	// W (w) is the default write concern's w; default none (the
-	// server's).
-	W *W
-	// Journal (journal) is the default write concern's j.
-	Journal *bool
-	// WTimeout (wTimeoutMS, deprecated by Timeout) is the default write
-	// concern's wtimeout; 0 means none.
-	WTimeout *time.Duration
-
-	// RetryReads (retryReads) and RetryWrites (retryWrites) retry an
-	// operation once after a retryable error. Default true.
-	RetryReads  *bool
-	RetryWrites *bool
-	// MaxAdaptiveRetries (maxAdaptiveRetries) caps retries after server
-	// overload errors. Default 2.
-	MaxAdaptiveRetries *int
-	// EnableOverloadRetargeting (enableOverloadRetargeting) retries
-	// overload errors on another server. Default false.
-	EnableOverloadRetargeting *bool
-
-	// TLS (tls, alias ssl) turns TLS on or off. Default off, but on for
-	// mongodb+srv and when another TLS field is set.
-	TLS *bool
-	// TLSCAFile (tlsCAFile) is a PEM file of trusted CAs; default the
-	// system pool.
-	TLSCAFile string
-	// TLSCertificateKeyFile (tlsCertificateKeyFile) is a PEM file with
-	// the client certificate and its key.
-	TLSCertificateKeyFile string
-	// TLSCertificateKeyFilePassword (tlsCertificateKeyFilePassword)
-	// decrypts that key.
-	TLSCertificateKeyFilePassword Secret
-	// TLSAllowInvalidCertificates (tlsAllowInvalidCertificates),
-	// TLSAllowInvalidHostnames (tlsAllowInvalidHostnames) and
-	// TLSInsecure (tlsInsecure, both at once) relax certificate checks;
-	// TLSDisableOCSPEndpointCheck and TLSDisableCertificateRevocationCheck
-	// relax revocation checks. Default false. The URI options
-	// specification forbids setting certain pairs of them at all, even
-	// to false.
-	TLSAllowInvalidCertificates          *bool
-	TLSAllowInvalidHostnames             *bool
-	TLSInsecure                          *bool
-	TLSDisableOCSPEndpointCheck          *bool
-	TLSDisableCertificateRevocationCheck *bool
-
-	// ProxyHost (proxyHost) is a SOCKS5 proxy to connect through;
-	// ProxyPort (proxyPort) its port, default 1080; ProxyUsername and
-	// ProxyPassword (proxyUsername, proxyPassword) its credentials, given
-	// together.
-	ProxyHost     string
-	ProxyPort     *int
-	ProxyUsername string
-	ProxyPassword Secret
+	// URIOptions are the URI options set in code, one field per option,
+	// promoted (opts.MaxPoolSize): AuthSource, AuthMechanism, AppName,
+	// Compressors, the timeouts, ReplicaSet, the pool sizes,
+	// ReadPreference, W, RetryWrites, the TLS and proxy options, ...; `go
+	// doc connstring.URIOptions` documents each with its URI option name
+	// and default. Unlike in a URI, AuthMechanismProperties values may
+	// contain ",". A URI's lists and maps (Compressors,
+	// ReadPreferenceTags, AuthMechanismProperties) replace the code's
+	// whole.
+	URIOptions
 
 	// URI is the connection string given to ApplyURI. Its hosts and
 	// options take precedence over the fields above.
 	URI *connstring.ConnString
 
+	// LenientURI makes ApplyURI follow the Connection String
+	// specification to the letter: a value that is invalid for its option
+	// (readPreference=primay, maxPoolSize=-1, an empty value) is ignored
+	// with a Warning instead of failing. By default (false) such a value
+	// is an *OptionError naming the option, as the same mistake made in
+	// code is. In both modes an invalid value of a security option (tls,
+	// ssl, every tls* option, authMechanism, authSource) is an error, so
+	// that a typo never turns TLS off or changes how the client
+	// authenticates; and an unknown option (maxPolSize) is a Warning.
+	LenientURI bool `json:",omitempty"`
+
 	// OnWarning, when set, receives each Warning ApplyURI and Resolve find
-	// in the connection string and TXT record: unknown options and
-	// ignored values, which the specifications say to log, not reject.
+	// in the connection string and TXT record: unknown options, ignored
+	// values (with LenientURI), deprecated and repeated keys, which the
+	// specifications say to log, not reject. Connect also logs each one at
+	// WARN through the client's logging sink (Logging or MONGODB_LOG_*),
+	// when it has one.
 	OnWarning func(Warning) `json:"-"`
 
 	// Resolver answers mongodb+srv DNS queries, the initial ones and the
@@ -229,10 +127,66 @@ type ClientOptions struct {
 	// the client logs only if a MONGODB_LOG_* variable turns a component
 	// on.
 	Logging *logging.Options `json:"-"`
+
+	// DriverInfo, when set, is appended to the driver's name, version and
+	// platform in the handshake's client metadata, as the handshake
+	// specification asks of libraries that wrap a driver (an ODM, a
+	// framework). Code only: there is no URI option.
+	DriverInfo *DriverInfo `json:",omitempty"`
+
+	// ServerAPI, when set, declares the Stable API version the client
+	// uses, as the versioned API specification describes: every command
+	// (the handshake, heartbeats and getMore included) carries apiVersion,
+	// and apiStrict and apiDeprecationErrors when set, and the handshake
+	// uses hello, never legacy hello. Connect refuses a version other than
+	// ServerAPIVersion1. Code only: there is no URI option. With RunCommand
+	// a command that itself holds these fields is undefined behaviour.
+	ServerAPI *ServerAPI `json:",omitempty"`
+
+	// Dialer, when set, opens the client's network connections
+	// (monitoring and pooled) instead of a net.Dialer; TLS, when on, runs
+	// over the connection it returns. This driver does not speak SOCKS5
+	// yet: with ProxyHost set (proxyHost), Connect refuses to start unless
+	// a Dialer is given, which must then reach the servers through the
+	// proxy itself. Code only.
+	Dialer Dialer `json:"-"`
+
+	// uriWarnings are the Warnings of the URI last applied, which Connect
+	// logs through the client's logging sink.
+	uriWarnings []Warning
 }
 
-// ClientOptionsFromURI returns options holding the parsed uri. Warnings
-// are dropped; set OnWarning and call ApplyURI to receive them.
+// DriverInfo names a library built on this driver, for the handshake's
+// client metadata. Each non-empty field is appended to the driver's own
+// value, separated by "|".
+type DriverInfo struct {
+	Name     string
+	Version  string
+	Platform string
+}
+
+// ServerAPIVersion1 is the only Stable API version the server defines.
+const ServerAPIVersion1 = "1"
+
+// ServerAPI is a Stable API declaration (the versioned API
+// specification). Version is required ("1"); Strict makes the server
+// reject commands outside the Stable API; DeprecationErrors makes it
+// reject deprecated ones. Nil booleans are not sent.
+type ServerAPI struct {
+	Version           string
+	Strict            *bool
+	DeprecationErrors *bool
+}
+
+// Dialer opens network connections; *net.Dialer satisfies it.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// ClientOptionsFromURI returns options holding the parsed uri, parsed
+// strictly (see ApplyURI). Its warnings are kept for Connect to log; to
+// receive them in code, or to parse leniently, set OnWarning or
+// LenientURI on a ClientOptions and call ApplyURI.
 func ClientOptionsFromURI(uri string) (*ClientOptions, error) {
 	o := &ClientOptions{}
 	if err := o.ApplyURI(uri); err != nil {
@@ -242,9 +196,25 @@ func ClientOptionsFromURI(uri string) (*ClientOptions, error) {
 }
 
 // ApplyURI parses uri with connstring.Parse and stores the result in
-// o.URI, replacing any URI applied before. Warnings go to o.OnWarning. On
-// error o is unchanged; the error is an *OptionError wrapping the
-// *connstring.Error, and never contains a password.
+// o.URI, replacing any URI applied before. On error o is unchanged; the
+// error is an *OptionError wrapping the *connstring.Error, naming the
+// option, and never contains a password.
+//
+// Invalid values: by default a value that is invalid for its option
+// (readPreference=primay, maxPoolSize=-1, journal=) is an error, as the
+// same mistake made in code is. With o.LenientURI set before the call,
+// such a value is ignored with a Warning instead, as the Connection String
+// specification says. In both modes an invalid value of a security option
+// (tls, ssl, every tls* option, authMechanism, authSource) is an error,
+// so that a typo can neither turn TLS off nor change how the client
+// authenticates, and an unknown option (maxPolSize) is a Warning, not an
+// error, as the specification requires.
+//
+// Warnings (unknown options, values ignored under LenientURI, deprecated
+// and repeated keys) go to o.OnWarning as they are found, and Connect
+// logs each one at WARN level through the client's logging sink (set
+// Logging, or a MONGODB_LOG_* variable). With neither, they are dropped:
+// the logging specification's default is to log nothing.
 //
 // Precedence: the URI's hosts and options win over the fields set in
 // code, whether those are set before or after this call, because the URI
@@ -263,12 +233,30 @@ func ClientOptionsFromURI(uri string) (*ClientOptions, error) {
 // rely on an option set in code (readPreferenceTags in the URI with the
 // read preference mode in code, say), whatever the order of the calls.
 func (o *ClientOptions) ApplyURI(uri string) error {
-	c, err := connstring.Parse(uri, connstring.WithWarnings(o.OnWarning), connstring.WithDeferredChecks())
+	var warnings []Warning
+	c, err := connstring.Parse(uri, append(o.parseOptions(&warnings), connstring.WithDeferredChecks())...)
 	if err != nil {
 		return wrapConnStringError(err)
 	}
-	o.URI = c
+	o.URI, o.uriWarnings = c, warnings
 	return nil
+}
+
+// parseOptions are the connstring options for the URI and the TXT record:
+// strict unless LenientURI, each warning passed to OnWarning and kept in
+// *warnings.
+func (o *ClientOptions) parseOptions(warnings *[]Warning) []connstring.Option {
+	onWarning := o.OnWarning
+	opts := []connstring.Option{connstring.WithWarnings(func(w Warning) {
+		*warnings = append(*warnings, w)
+		if onWarning != nil {
+			onWarning(w)
+		}
+	})}
+	if !o.LenientURI {
+		opts = append(opts, connstring.WithStrict())
+	}
+	return opts
 }
 
 // OptionError is an invalid option or combination of options. Option is
@@ -343,26 +331,69 @@ func (o *ClientOptions) Validate() error {
 // DNS, *connstring.SRVError. The result shares its slices and maps with o
 // and o.URI: copy them before changing them.
 func (o *ClientOptions) Resolve(ctx context.Context) (*connstring.ConnString, error) {
+	c, _, err := o.resolve(ctx)
+	return c, err
+}
+
+// resolve is Resolve, also returning the warnings to log: the URI's and
+// the TXT record's.
+func (o *ClientOptions) resolve(ctx context.Context) (*connstring.ConnString, []Warning, error) {
+	warnings := append([]Warning(nil), o.uriWarnings...)
 	c, err := o.combine()
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
 	if c.Scheme != connstring.SchemeSRV {
-		return c, nil
+		return c, warnings, nil
 	}
-	s, err := connstring.LookupSeedlist(ctx, c, o.Resolver, connstring.WithWarnings(o.OnWarning))
+	s, err := connstring.LookupSeedlist(ctx, c, o.Resolver, o.parseOptions(&warnings)...)
 	if err != nil {
 		var ce *connstring.Error
 		if !errors.As(err, &ce) {
-			return nil, err // a DNS failure: *connstring.SRVError
+			return nil, warnings, err // a DNS failure: *connstring.SRVError
 		}
-		return nil, wrapConnStringError(err)
+		return nil, warnings, wrapConnStringError(err)
 	}
 	out, err := s.Apply(c, nil)
 	if err != nil {
-		return nil, wrapConnStringError(err)
+		return nil, warnings, wrapConnStringError(err)
 	}
-	return out, nil
+	return out, warnings, nil
+}
+
+// logWarnings writes each connection-string warning at WARN level through
+// the client's logging sink, if it has one.
+func logWarnings(ctx context.Context, sink *logging.Sink, warnings []Warning) {
+	if sink == nil {
+		return
+	}
+	for _, w := range warnings {
+		attrs := []slog.Attr{slog.String("kind", w.Kind.String()), slog.String("option", w.Option)}
+		if w.Value != "" {
+			// connstring has already redacted a secret's value.
+			attrs = append(attrs, slog.String("value", w.Value))
+		}
+		sink.Warn(ctx, "Connection string: "+w.Message, attrs...)
+	}
+}
+
+// connExtra is what the connection settings take from the code-only
+// fields.
+func (o *ClientOptions) connExtra() (conn.Extra, error) {
+	var x conn.Extra
+	if d := o.DriverInfo; d != nil {
+		x.DriverInfo = []handshake.DriverInfo{{Name: d.Name, Version: d.Version, Platform: d.Platform}}
+	}
+	if a := o.ServerAPI; a != nil {
+		if a.Version != ServerAPIVersion1 {
+			return x, &OptionError{Option: "ServerAPI", Field: "ServerAPI", Value: a.Version, Reason: "unknown Stable API version; the only one is \"1\" (ServerAPIVersion1)"}
+		}
+		x.ServerAPI = &handshake.ServerAPI{Version: a.Version, Strict: a.Strict, DeprecationErrors: a.DeprecationErrors}
+	}
+	if o.Dialer != nil {
+		x.Dialer = o.Dialer
+	}
+	return x, nil
 }
 
 // combine checks the code fields, merges them under the URI and validates
@@ -393,80 +424,27 @@ func merge(code, uri *connstring.ConnString) *connstring.ConnString {
 		m.Username, m.Password, m.HasPassword = uri.Username, uri.Password, uri.HasPassword
 	}
 	m.Database = pickString(code.Database, uri.Database)
-	m.AuthSource = pickString(code.AuthSource, uri.AuthSource)
-	m.AuthMechanism = pickString(code.AuthMechanism, uri.AuthMechanism)
-	m.AuthMechanismProperties = pickMap(code.AuthMechanismProperties, uri.AuthMechanismProperties)
-	m.AppName = pickString(code.AppName, uri.AppName)
-	m.Compressors = pickSlice(code.Compressors, uri.Compressors)
-	m.ZlibCompressionLevel = pickPtr(code.ZlibCompressionLevel, uri.ZlibCompressionLevel)
-	m.ConnectTimeout = pickPtr(code.ConnectTimeout, uri.ConnectTimeout)
-	m.SocketTimeout = pickPtr(code.SocketTimeout, uri.SocketTimeout)
-	m.Timeout = pickPtr(code.Timeout, uri.Timeout)
-	m.ServerSelectionTimeout = pickPtr(code.ServerSelectionTimeout, uri.ServerSelectionTimeout)
-	m.ServerSelectionTryOnce = pickPtr(code.ServerSelectionTryOnce, uri.ServerSelectionTryOnce)
-	m.HeartbeatFrequency = pickPtr(code.HeartbeatFrequency, uri.HeartbeatFrequency)
-	m.LocalThreshold = pickPtr(code.LocalThreshold, uri.LocalThreshold)
-	m.DirectConnection = pickPtr(code.DirectConnection, uri.DirectConnection)
-	m.LoadBalanced = pickPtr(code.LoadBalanced, uri.LoadBalanced)
-	m.ReplicaSet = pickString(code.ReplicaSet, uri.ReplicaSet)
-	m.ServerMonitoringMode = pickString(code.ServerMonitoringMode, uri.ServerMonitoringMode)
-	m.SRVMaxHosts = pickPtr(code.SRVMaxHosts, uri.SRVMaxHosts)
-	m.SRVServiceName = pickString(code.SRVServiceName, uri.SRVServiceName)
-	m.MaxPoolSize = pickPtr(code.MaxPoolSize, uri.MaxPoolSize)
-	m.MinPoolSize = pickPtr(code.MinPoolSize, uri.MinPoolSize)
-	m.MaxConnecting = pickPtr(code.MaxConnecting, uri.MaxConnecting)
-	m.MaxIdleTime = pickPtr(code.MaxIdleTime, uri.MaxIdleTime)
-	m.WaitQueueTimeout = pickPtr(code.WaitQueueTimeout, uri.WaitQueueTimeout)
-	m.ReadPreference = pickString(code.ReadPreference, uri.ReadPreference)
-	m.ReadPreferenceTags = pickSlice(code.ReadPreferenceTags, uri.ReadPreferenceTags)
-	m.MaxStaleness = pickPtr(code.MaxStaleness, uri.MaxStaleness)
-	m.ReadConcernLevel = pickString(code.ReadConcernLevel, uri.ReadConcernLevel)
-	m.W = pickPtr(code.W, uri.W)
-	m.Journal = pickPtr(code.Journal, uri.Journal)
-	m.WTimeout = pickPtr(code.WTimeout, uri.WTimeout)
-	m.RetryReads = pickPtr(code.RetryReads, uri.RetryReads)
-	m.RetryWrites = pickPtr(code.RetryWrites, uri.RetryWrites)
-	m.MaxAdaptiveRetries = pickPtr(code.MaxAdaptiveRetries, uri.MaxAdaptiveRetries)
-	m.EnableOverloadRetargeting = pickPtr(code.EnableOverloadRetargeting, uri.EnableOverloadRetargeting)
-	m.TLS = pickPtr(code.TLS, uri.TLS)
-	m.TLSCAFile = pickString(code.TLSCAFile, uri.TLSCAFile)
-	m.TLSCertificateKeyFile = pickString(code.TLSCertificateKeyFile, uri.TLSCertificateKeyFile)
-	m.TLSCertificateKeyFilePassword = pickString(code.TLSCertificateKeyFilePassword, uri.TLSCertificateKeyFilePassword)
-	m.TLSAllowInvalidCertificates = pickPtr(code.TLSAllowInvalidCertificates, uri.TLSAllowInvalidCertificates)
-	m.TLSAllowInvalidHostnames = pickPtr(code.TLSAllowInvalidHostnames, uri.TLSAllowInvalidHostnames)
-	m.TLSInsecure = pickPtr(code.TLSInsecure, uri.TLSInsecure)
-	m.TLSDisableOCSPEndpointCheck = pickPtr(code.TLSDisableOCSPEndpointCheck, uri.TLSDisableOCSPEndpointCheck)
-	m.TLSDisableCertificateRevocationCheck = pickPtr(code.TLSDisableCertificateRevocationCheck, uri.TLSDisableCertificateRevocationCheck)
-	m.ProxyHost = pickString(code.ProxyHost, uri.ProxyHost)
-	m.ProxyPort = pickPtr(code.ProxyPort, uri.ProxyPort)
-	m.ProxyUsername = pickString(code.ProxyUsername, uri.ProxyUsername)
-	m.ProxyPassword = pickString(code.ProxyPassword, uri.ProxyPassword)
+	m.URIOptions = overlay(code.URIOptions, uri.URIOptions)
 	return &m
 }
 
-func pickPtr[T any](code, uri *T) *T {
-	if uri != nil {
-		return uri
+// overlay returns base with each option that over sets (a non-nil pointer,
+// slice or map, a non-empty string) taken from over. It walks the fields
+// by reflection, so a new option needs no edit here; it runs once per
+// Validate, Resolve or Connect, never per operation.
+func overlay(base, over URIOptions) URIOptions {
+	out := base
+	dst, src := reflect.ValueOf(&out).Elem(), reflect.ValueOf(&over).Elem()
+	for i := 0; i < src.NumField(); i++ {
+		if f := src.Field(i); !f.IsZero() {
+			dst.Field(i).Set(f)
+		}
 	}
-	return code
+	return out
 }
 
 func pickString[S ~string](code, uri S) S {
 	if uri != "" {
-		return uri
-	}
-	return code
-}
-
-func pickSlice[T any](code, uri []T) []T {
-	if uri != nil {
-		return uri
-	}
-	return code
-}
-
-func pickMap(code, uri map[string]string) map[string]string {
-	if uri != nil {
 		return uri
 	}
 	return code
@@ -496,13 +474,15 @@ func (o *ClientOptions) codeConnString() (*connstring.ConnString, error) {
 		// In a URI -1 means "no maximum"; in code that is nil.
 		return nil, &OptionError{Option: "maxStalenessSeconds", Field: "MaxStaleness", Value: o.MaxStaleness.String(), Reason: "negative; leave it nil for no maximum"}
 	}
+	opts := reflect.ValueOf(&c.URIOptions).Elem()
 	for _, chk := range o.valueChecks() {
 		parsed, err := chk.run()
 		if err != nil {
 			return nil, err
 		}
-		if chk.option == "readPreference" {
-			c.ReadPreference = parsed.ReadPreference
+		if f := opts.Field(chk.field.index); f.Kind() == reflect.String {
+			// Parse's spelling: readPreference=SECONDARY is "secondary".
+			f.Set(reflect.ValueOf(parsed.URIOptions).Field(chk.field.index))
 		}
 	}
 	return c, nil
@@ -511,60 +491,13 @@ func (o *ClientOptions) codeConnString() (*connstring.ConnString, error) {
 // copyFields copies the fields set in code into a ConnString as they are.
 func (o *ClientOptions) copyFields() *connstring.ConnString {
 	return &connstring.ConnString{
-		Scheme:                               connstring.SchemeMongoDB,
-		Hosts:                                o.Hosts,
-		AuthMechanism:                        o.AuthMechanism,
-		ReadPreference:                       o.ReadPreference,
-		Username:                             o.Username,
-		Password:                             o.Password,
-		HasPassword:                          o.Password != "",
-		Database:                             o.Database,
-		AuthSource:                           o.AuthSource,
-		AuthMechanismProperties:              o.AuthMechanismProperties,
-		AppName:                              o.AppName,
-		Compressors:                          o.Compressors,
-		ZlibCompressionLevel:                 o.ZlibCompressionLevel,
-		ConnectTimeout:                       o.ConnectTimeout,
-		SocketTimeout:                        o.SocketTimeout,
-		Timeout:                              o.Timeout,
-		ServerSelectionTimeout:               o.ServerSelectionTimeout,
-		ServerSelectionTryOnce:               o.ServerSelectionTryOnce,
-		HeartbeatFrequency:                   o.HeartbeatFrequency,
-		LocalThreshold:                       o.LocalThreshold,
-		DirectConnection:                     o.DirectConnection,
-		LoadBalanced:                         o.LoadBalanced,
-		ReplicaSet:                           o.ReplicaSet,
-		ServerMonitoringMode:                 o.ServerMonitoringMode,
-		SRVMaxHosts:                          o.SRVMaxHosts,
-		SRVServiceName:                       o.SRVServiceName,
-		MaxPoolSize:                          o.MaxPoolSize,
-		MinPoolSize:                          o.MinPoolSize,
-		MaxConnecting:                        o.MaxConnecting,
-		MaxIdleTime:                          o.MaxIdleTime,
-		WaitQueueTimeout:                     o.WaitQueueTimeout,
-		ReadPreferenceTags:                   o.ReadPreferenceTags,
-		MaxStaleness:                         o.MaxStaleness,
-		ReadConcernLevel:                     o.ReadConcernLevel,
-		W:                                    o.W,
-		Journal:                              o.Journal,
-		WTimeout:                             o.WTimeout,
-		RetryReads:                           o.RetryReads,
-		RetryWrites:                          o.RetryWrites,
-		MaxAdaptiveRetries:                   o.MaxAdaptiveRetries,
-		EnableOverloadRetargeting:            o.EnableOverloadRetargeting,
-		TLS:                                  o.TLS,
-		TLSCAFile:                            o.TLSCAFile,
-		TLSCertificateKeyFile:                o.TLSCertificateKeyFile,
-		TLSCertificateKeyFilePassword:        o.TLSCertificateKeyFilePassword,
-		TLSAllowInvalidCertificates:          o.TLSAllowInvalidCertificates,
-		TLSAllowInvalidHostnames:             o.TLSAllowInvalidHostnames,
-		TLSInsecure:                          o.TLSInsecure,
-		TLSDisableOCSPEndpointCheck:          o.TLSDisableOCSPEndpointCheck,
-		TLSDisableCertificateRevocationCheck: o.TLSDisableCertificateRevocationCheck,
-		ProxyHost:                            o.ProxyHost,
-		ProxyPort:                            o.ProxyPort,
-		ProxyUsername:                        o.ProxyUsername,
-		ProxyPassword:                        o.ProxyPassword,
+		Scheme:      connstring.SchemeMongoDB,
+		Hosts:       o.Hosts,
+		Username:    o.Username,
+		Password:    o.Password,
+		HasPassword: o.Password != "",
+		Database:    o.Database,
+		URIOptions:  o.URIOptions,
 	}
 }
 
@@ -586,21 +519,20 @@ func canonicalMechanism(name string) (string, bool) {
 
 // valueCheck is one code value to check against the bounds Parse applies
 // to the URI option of the same name: the value is written as that
-// option, in a URI that satisfies the option's preconditions, and parsed
-// strictly. One copy of every bound, in connstring, serves both paths.
+// option and parsed strictly, with the cross-option rules deferred to
+// Validate. One copy of every bound, in connstring, serves both paths.
 type valueCheck struct {
-	field, option string
-	shown         string // the value as the error shows it
-	text          string // the value as the URI option writes it
-	base          string // URI up to "?", and any options the check needs
+	field uriField
+	shown string // the value as the error shows it
+	text  string // the value as the URI option writes it
 }
 
 func (v valueCheck) run() (*connstring.ConnString, error) {
-	c, err := connstring.Parse(v.base+v.option+"="+escapeValue(v.text), connstring.WithStrict())
+	c, err := connstring.Parse("mongodb://localhost/?"+v.field.option+"="+escapeValue(v.text), connstring.WithStrict(), connstring.WithDeferredChecks())
 	if err == nil {
 		return c, nil
 	}
-	oe := &OptionError{Option: v.option, Field: v.field, Value: v.shown, Reason: err.Error(), Err: err}
+	oe := &OptionError{Option: v.field.option, Field: v.field.name, Value: v.shown, Reason: err.Error(), Err: err}
 	var ce *connstring.Error
 	if errors.As(err, &ce) {
 		oe.Reason = ce.Reason
@@ -608,68 +540,71 @@ func (v valueCheck) run() (*connstring.ConnString, error) {
 	return nil, oe
 }
 
-const (
-	plainBase = "mongodb://localhost/?"
-	srvBase   = "mongodb+srv://localhost/?"
-)
+// uriField is one field of URIOptions and the URI option it holds.
+type uriField struct {
+	index  int
+	name   string // the field's name, "MaxPoolSize"
+	option string // the option's canonical name, its uri tag: "maxPoolSize"
+}
 
-// valueChecks lists a check for each field set in code that has bounds.
+// uriFields lists URIOptions' fields, read once from the type.
+var uriFields = func() []uriField {
+	t := reflect.TypeFor[URIOptions]()
+	out := make([]uriField, t.NumField())
+	for i := range out {
+		f := t.Field(i)
+		out[i] = uriField{index: i, name: f.Name, option: f.Tag.Get("uri")}
+	}
+	return out
+}()
+
+// valueChecks lists a check for each option set in code that a URI value
+// could get wrong, chosen by the field's type so that a new option is
+// checked without an edit here: numbers, durations, strings (except
+// authMechanism, which codeConnString checks apart because Parse ties it
+// to the credential), compressors one name at a time, and w. Booleans
+// cannot be out of range; secrets have no bounds; maps and tag sets have
+// none in code either (their values may contain "," there).
 func (o *ClientOptions) valueChecks() []valueCheck {
 	var out []valueCheck
-	intCheck := func(field, option string, v *int, base string) {
-		if v != nil {
-			s := strconv.Itoa(*v)
-			out = append(out, valueCheck{field, option, s, s, base})
-		}
-	}
-	msCheck := func(field, option string, d *time.Duration) {
-		if d != nil {
-			out = append(out, valueCheck{field, option, d.String(), msText(*d), plainBase})
-		}
-	}
-	strCheck := func(field, option, v, base string) {
-		if v != "" {
-			out = append(out, valueCheck{field, option, v, v, base})
-		}
-	}
-	intCheck("ZlibCompressionLevel", "zlibCompressionLevel", o.ZlibCompressionLevel, plainBase)
-	intCheck("SRVMaxHosts", "srvMaxHosts", o.SRVMaxHosts, srvBase)
-	intCheck("MaxPoolSize", "maxPoolSize", o.MaxPoolSize, plainBase)
-	intCheck("MinPoolSize", "minPoolSize", o.MinPoolSize, plainBase)
-	intCheck("MaxConnecting", "maxConnecting", o.MaxConnecting, plainBase)
-	intCheck("MaxAdaptiveRetries", "maxAdaptiveRetries", o.MaxAdaptiveRetries, plainBase)
-	intCheck("ProxyPort", "proxyPort", o.ProxyPort, plainBase+"proxyHost=localhost&")
-	msCheck("ConnectTimeout", "connectTimeoutMS", o.ConnectTimeout)
-	msCheck("SocketTimeout", "socketTimeoutMS", o.SocketTimeout)
-	msCheck("Timeout", "timeoutMS", o.Timeout)
-	msCheck("ServerSelectionTimeout", "serverSelectionTimeoutMS", o.ServerSelectionTimeout)
-	msCheck("HeartbeatFrequency", "heartbeatFrequencyMS", o.HeartbeatFrequency)
-	msCheck("LocalThreshold", "localThresholdMS", o.LocalThreshold)
-	msCheck("MaxIdleTime", "maxIdleTimeMS", o.MaxIdleTime)
-	msCheck("WaitQueueTimeout", "waitQueueTimeoutMS", o.WaitQueueTimeout)
-	msCheck("WTimeout", "wTimeoutMS", o.WTimeout)
-	if o.MaxStaleness != nil && *o.MaxStaleness >= 0 {
-		s := strconv.FormatInt(int64(*o.MaxStaleness/time.Second), 10)
-		out = append(out, valueCheck{"MaxStaleness", "maxStalenessSeconds", o.MaxStaleness.String(), s, plainBase + "readPreference=nearest&"})
-	}
-	strCheck("AppName", "appname", o.AppName, plainBase)
-	strCheck("ServerMonitoringMode", "serverMonitoringMode", o.ServerMonitoringMode, plainBase)
-	strCheck("SRVServiceName", "srvServiceName", o.SRVServiceName, srvBase)
-	strCheck("ReadPreference", "readPreference", o.ReadPreference, plainBase)
-	for _, name := range o.Compressors {
-		// One at a time: a name containing "," must not pass as a list.
-		if name == "" || strings.Contains(name, ",") {
-			out = append(out, valueCheck{"Compressors", "compressors", name, "-", plainBase})
+	v := reflect.ValueOf(&o.URIOptions).Elem()
+	for _, f := range uriFields {
+		fv := v.Field(f.index)
+		if fv.IsZero() {
 			continue
 		}
-		out = append(out, valueCheck{"Compressors", "compressors", name, name, plainBase})
-	}
-	if o.W != nil {
-		s := o.W.String()
-		if o.W.Tag == "" && o.W.Nodes < 0 {
-			s = strconv.Itoa(o.W.Nodes)
+		add := func(shown, text string) { out = append(out, valueCheck{field: f, shown: shown, text: text}) }
+		switch val := fv.Interface().(type) {
+		case *int:
+			add(strconv.Itoa(*val), strconv.Itoa(*val))
+		case *time.Duration:
+			if f.option == "maxStalenessSeconds" {
+				// Seconds; codeConnString rejects a negative one first.
+				add(val.String(), strconv.FormatInt(int64(*val/time.Second), 10))
+				continue
+			}
+			add(val.String(), msText(*val))
+		case string:
+			if f.option != "authMechanism" {
+				add(val, val)
+			}
+		case []string:
+			for _, name := range val {
+				// One at a time: a name containing "," must not pass as
+				// a list.
+				if name == "" || strings.Contains(name, ",") {
+					add(name, "-")
+					continue
+				}
+				add(name, name)
+			}
+		case *W:
+			s := val.String()
+			if val.Tag == "" && val.Nodes < 0 {
+				s = strconv.Itoa(val.Nodes)
+			}
+			add(s, s)
 		}
-		out = append(out, valueCheck{"W", "w", s, s, plainBase})
 	}
 	return out
 }
@@ -731,29 +666,19 @@ func checkHost(h string) (string, error) {
 // fieldOf returns the ClientOptions field for a URI option name, or for
 // the other names connstring.Error uses; "" when there is none.
 func fieldOf(option string) string {
-	switch option {
-	case "host":
-		return "Hosts"
-	case "userinfo":
-		return "Username"
-	case "scheme", "uri":
-		return "URI"
-	case "ssl":
-		return "TLS"
-	case "maxStalenessSeconds":
-		return "MaxStaleness"
-	}
-	// The *MS options are the field name plus "MS"; the others are the
-	// field name with different letter case.
-	return fieldNames[strings.ToLower(strings.TrimSuffix(option, "MS"))]
+	return fieldNames[option]
 }
 
-// fieldNames maps lower-cased ClientOptions field names to the names.
+// fieldNames maps the names connstring.Error uses to ClientOptions fields:
+// each URI option (from URIOptions' tags), its aliases, and the parts of
+// a URI outside the options.
 var fieldNames = func() map[string]string {
-	m := map[string]string{}
-	t := reflect.TypeFor[ClientOptions]()
-	for i := 0; i < t.NumField(); i++ {
-		m[strings.ToLower(t.Field(i).Name)] = t.Field(i).Name
+	m := map[string]string{
+		"host": "Hosts", "userinfo": "Username", "database": "Database", "scheme": "URI", "uri": "URI",
+		"ssl": "TLS", "wtimeout": "WTimeout", "gssapiServiceName": "AuthMechanismProperties",
+	}
+	for _, f := range uriFields {
+		m[f.option] = f.name
 	}
 	return m
 }()
@@ -781,22 +706,29 @@ func wrapConnStringError(err error) *OptionError {
 func (o ClientOptions) String() string {
 	var b strings.Builder
 	b.WriteString("driver.ClientOptions{")
-	v := reflect.ValueOf(o)
-	t := v.Type()
 	first := true
-	for i := 0; i < t.NumField(); i++ {
-		f := v.Field(i)
-		if f.IsZero() {
-			continue
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			sf, f := t.Field(i), v.Field(i)
+			if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+				walk(f) // URIOptions: its fields, as if declared here
+				continue
+			}
+			if !sf.IsExported() || f.IsZero() {
+				continue
+			}
+			if !first {
+				b.WriteByte(' ')
+			}
+			first = false
+			b.WriteString(sf.Name)
+			b.WriteByte(':')
+			b.WriteString(describe(f))
 		}
-		if !first {
-			b.WriteByte(' ')
-		}
-		first = false
-		b.WriteString(t.Field(i).Name)
-		b.WriteByte(':')
-		b.WriteString(describe(f))
 	}
+	walk(reflect.ValueOf(o))
 	b.WriteByte('}')
 	return b.String()
 }
@@ -836,8 +768,19 @@ func describe(f reflect.Value) string {
 			types[i] = fmt.Sprintf("%T", m)
 		}
 		return "[" + strings.Join(types, " ") + "]"
-	case Resolver:
+	case Resolver, Dialer:
 		return fmt.Sprintf("%T", val)
+	case *DriverInfo:
+		return fmt.Sprintf("%+v", *val)
+	case *ServerAPI:
+		s := "{Version:" + val.Version
+		if val.Strict != nil {
+			s += " Strict:" + strconv.FormatBool(*val.Strict)
+		}
+		if val.DeprecationErrors != nil {
+			s += " DeprecationErrors:" + strconv.FormatBool(*val.DeprecationErrors)
+		}
+		return s + "}"
 	case *time.Duration:
 		return val.String()
 	case *W:

@@ -17,18 +17,24 @@ import (
 // Fields of ClientOptions that have no ConnString counterpart, and
 // ConnString fields that have no ClientOptions counterpart.
 var (
-	codeOnlyFields = map[string]bool{"URI": true, "OnWarning": true, "Resolver": true, "Monitors": true, "Logging": true}
+	codeOnlyFields = map[string]bool{"URI": true, "LenientURI": true, "OnWarning": true, "Resolver": true, "Monitors": true, "Logging": true, "DriverInfo": true, "ServerAPI": true, "Dialer": true}
 	uriOnlyFields  = map[string]bool{"Scheme": true, "HasPassword": true}
 )
 
-// Every URI option is a ClientOptions field of the same name and type, so
-// that a new connstring option cannot be forgotten here.
+// ClientOptions and ConnString share their options through the embedded
+// URIOptions; the few other fields mirror each other by name and type.
 func TestFieldsMirrorConnString(t *testing.T) {
 	co := reflect.TypeFor[ClientOptions]()
 	cs := reflect.TypeFor[connstring.ConnString]()
+	for _, typ := range []reflect.Type{co, cs} {
+		f, ok := typ.FieldByName("URIOptions")
+		if !ok || !f.Anonymous || f.Type != reflect.TypeFor[URIOptions]() {
+			t.Errorf("%v does not embed connstring.URIOptions", typ)
+		}
+	}
 	for i := 0; i < cs.NumField(); i++ {
 		f := cs.Field(i)
-		if uriOnlyFields[f.Name] {
+		if uriOnlyFields[f.Name] || f.Anonymous {
 			continue
 		}
 		g, ok := co.FieldByName(f.Name)
@@ -42,36 +48,19 @@ func TestFieldsMirrorConnString(t *testing.T) {
 	}
 	for i := 0; i < co.NumField(); i++ {
 		f := co.Field(i)
-		if codeOnlyFields[f.Name] {
+		if codeOnlyFields[f.Name] || f.Anonymous || !f.IsExported() {
 			continue
 		}
 		if _, ok := cs.FieldByName(f.Name); !ok {
-			t.Errorf("ClientOptions.%s has no ConnString field", f.Name)
-		}
-		if f.Name != "Password" && fieldOf(optionName(f.Name)) != f.Name {
-			t.Errorf("fieldOf(%q) = %q, want %q", optionName(f.Name), fieldOf(optionName(f.Name)), f.Name)
+			t.Errorf("ClientOptions.%s has no ConnString field and is not listed in codeOnlyFields", f.Name)
 		}
 	}
-}
-
-// optionName is the URI option of a field, for TestFieldsMirrorConnString.
-func optionName(field string) string {
-	switch field {
-	case "Hosts":
-		return "host"
-	case "Username":
-		return "userinfo"
-	case "Password":
-		return "password"
-	case "MaxStaleness":
-		return "maxStalenessSeconds"
-	}
-	for _, ms := range []string{"ConnectTimeout", "SocketTimeout", "Timeout", "ServerSelectionTimeout", "HeartbeatFrequency", "LocalThreshold", "MaxIdleTime", "WaitQueueTimeout", "WTimeout"} {
-		if field == ms {
-			return strings.ToLower(field[:1]) + field[1:] + "MS"
+	// Errors name the field of every option.
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[URIOptions]()) {
+		if got := fieldOf(f.Tag.Get("uri")); got != f.Name {
+			t.Errorf("fieldOf(%q) = %q, want %q", f.Tag.Get("uri"), got, f.Name)
 		}
 	}
-	return strings.ToLower(field[:1]) + field[1:]
 }
 
 // sample returns a non-zero value of type typ; n picks one of two
@@ -107,45 +96,83 @@ func sample(t *testing.T, typ reflect.Type, n int) reflect.Value {
 }
 
 // merge takes each option from the URI when the URI sets it, and from
-// code otherwise, for every field.
+// code otherwise, for every field of URIOptions: a new option needs no
+// edit in merge, and this test fails if merge stops walking all of them.
 func TestMergeEveryField(t *testing.T) {
-	cs := reflect.TypeFor[connstring.ConnString]()
-	for i := 0; i < cs.NumField(); i++ {
-		name := cs.Field(i).Name
-		if uriOnlyFields[name] || name == "Username" || name == "Password" || name == "Hosts" {
-			continue // tested in TestPrecedence: they move as a unit
-		}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[URIOptions]()) {
 		code := &connstring.ConnString{Scheme: connstring.SchemeMongoDB, Hosts: []string{"a:1"}}
 		uri := &connstring.ConnString{Scheme: connstring.SchemeMongoDB, Hosts: []string{"b:1"}}
-		a, b := sample(t, cs.Field(i).Type, 0), sample(t, cs.Field(i).Type, 1)
-		reflect.ValueOf(code).Elem().Field(i).Set(a)
-		if got := reflect.ValueOf(merge(code, uri)).Elem().Field(i); !reflect.DeepEqual(got.Interface(), a.Interface()) {
-			t.Errorf("%s: URI unset: merged %v, want the code's %v", name, got, a)
+		a, b := sample(t, f.Type, 0), sample(t, f.Type, 1)
+		field := func(c *connstring.ConnString) reflect.Value {
+			return reflect.ValueOf(&c.URIOptions).Elem().FieldByIndex(f.Index)
 		}
-		reflect.ValueOf(uri).Elem().Field(i).Set(b)
-		if got := reflect.ValueOf(merge(code, uri)).Elem().Field(i); !reflect.DeepEqual(got.Interface(), b.Interface()) {
-			t.Errorf("%s: both set: merged %v, want the URI's %v", name, got, b)
+		field(code).Set(a)
+		if got := field(merge(code, uri)); !reflect.DeepEqual(got.Interface(), a.Interface()) {
+			t.Errorf("%s: URI unset: merged %v, want the code's %v", f.Name, got, a)
 		}
-		if got := reflect.ValueOf(merge(code, nil)).Elem().Field(i); !reflect.DeepEqual(got.Interface(), a.Interface()) {
-			t.Errorf("%s: no URI: merged %v, want the code's %v", name, got, a)
+		field(uri).Set(b)
+		if got := field(merge(code, uri)); !reflect.DeepEqual(got.Interface(), b.Interface()) {
+			t.Errorf("%s: both set: merged %v, want the URI's %v", f.Name, got, b)
+		}
+		if got := field(merge(code, nil)); !reflect.DeepEqual(got.Interface(), a.Interface()) {
+			t.Errorf("%s: no URI: merged %v, want the code's %v", f.Name, got, a)
 		}
 	}
 }
 
-// copyFields carries every mirrored field over.
+// copyFields carries every mirrored field over, the URI options included.
 func TestCopyEveryField(t *testing.T) {
-	co := reflect.TypeFor[ClientOptions]()
-	for i := 0; i < co.NumField(); i++ {
-		f := co.Field(i)
-		if codeOnlyFields[f.Name] {
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[ClientOptions]()) {
+		if codeOnlyFields[f.Name] || f.Anonymous || !f.IsExported() {
 			continue
 		}
 		o := &ClientOptions{}
 		v := sample(t, f.Type, 0)
-		reflect.ValueOf(o).Elem().Field(i).Set(v)
+		reflect.ValueOf(o).Elem().FieldByIndex(f.Index).Set(v)
 		got := reflect.ValueOf(o.copyFields()).Elem().FieldByName(f.Name)
 		if !reflect.DeepEqual(got.Interface(), v.Interface()) {
 			t.Errorf("%s: copied %v, want %v", f.Name, got, v)
+		}
+	}
+}
+
+// Every option set in code is checked against the URI option's bounds,
+// unless its type cannot be out of bounds. A new field of a checked type
+// is covered without an edit; a new type fails here until valueChecks (or
+// noBounds, with a reason) handles it.
+func TestValueChecksCoverEveryField(t *testing.T) {
+	noBounds := map[reflect.Type]string{
+		reflect.TypeFor[*bool]():               "true and false are both valid",
+		reflect.TypeFor[Secret]():              "any secret is valid",
+		reflect.TypeFor[map[string]string]():   "authMechanismProperties are checked by the mechanism rules in Validate",
+		reflect.TypeFor[[]map[string]string](): "tag sets have no bounds",
+	}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[URIOptions]()) {
+		if _, ok := noBounds[f.Type]; ok || f.Name == "AuthMechanism" {
+			continue // AuthMechanism: codeConnString checks it by name
+		}
+		o := &ClientOptions{}
+		reflect.ValueOf(&o.URIOptions).Elem().FieldByIndex(f.Index).Set(sample(t, f.Type, 0))
+		checks := o.valueChecks()
+		if len(checks) == 0 {
+			t.Errorf("%s (%v) set in code is not checked", f.Name, f.Type)
+			continue
+		}
+		if checks[0].field.name != f.Name || checks[0].field.option != f.Tag.Get("uri") {
+			t.Errorf("%s: check names %+v", f.Name, checks[0].field)
+		}
+	}
+	// Secrets never reach String, fmt or JSON, whichever field holds them.
+	o := &ClientOptions{Password: "hunter2"}
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[URIOptions]()) {
+		if f.Type == reflect.TypeFor[Secret]() {
+			reflect.ValueOf(&o.URIOptions).Elem().FieldByIndex(f.Index).SetString("hunter2")
+		}
+	}
+	js, _ := json.Marshal(o)
+	for _, out := range []string{o.String(), fmt.Sprintf("%#v", o), fmt.Sprintf("%+v", *o), string(js)} {
+		if strings.Contains(out, "hunter2") {
+			t.Errorf("a secret is shown: %s", out)
 		}
 	}
 }
@@ -393,7 +420,7 @@ func TestPrecedenceSRV(t *testing.T) {
 		},
 		{
 			name: "srvMaxHosts from code",
-			code: func(o *ClientOptions) { o.SRVMaxHosts = Ptr(1); o.ReplicaSet = "" },
+			code: func(o *ClientOptions) { o.SRVMaxHosts = Ptr(1); o.ReplicaSet = ""; o.LenientURI = true },
 			uri:  "mongodb+srv://cluster0.example.com/?replicaSet=",
 			check: func(t *testing.T, c *connstring.ConnString) {
 				t.Fatalf("srvMaxHosts with the TXT replicaSet must fail; got %v", c.Hosts)
@@ -450,80 +477,80 @@ func TestValidate(t *testing.T) {
 		option string // the OptionError's Option; "" means valid
 		field  string
 	}{
-		{name: "valid code options", code: ClientOptions{Hosts: hosts2, MaxPoolSize: Ptr(0), MinPoolSize: Ptr(10), ConnectTimeout: Ptr(time.Duration(0))}},
+		{name: "valid code options", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{MaxPoolSize: Ptr(0), MinPoolSize: Ptr(10), ConnectTimeout: Ptr(time.Duration(0))}}},
 		{name: "valid URI", uri: "mongodb://u:" + secretPW + "@a,b/?replicaSet=rs"},
 		{name: "no hosts", option: "host", field: "Hosts"},
 		{name: "bad host", code: ClientOptions{Hosts: []string{"a:99999"}}, option: "host", field: "Hosts"},
 		{name: "host with a comma", code: ClientOptions{Hosts: []string{"a,b"}}, option: "host", field: "Hosts"},
 		{name: "socket path without .sock", code: ClientOptions{Hosts: []string{"/tmp/mongo"}}, option: "host", field: "Hosts"},
 
-		{name: "directConnection with several hosts", code: ClientOptions{Hosts: hosts2, DirectConnection: Ptr(true)}, option: "directConnection", field: "DirectConnection"},
-		{name: "directConnection from code, hosts from URI", code: ClientOptions{DirectConnection: Ptr(true)}, uri: "mongodb://a,b", option: "directConnection", field: "DirectConnection"},
-		{name: "directConnection=true with mongodb+srv", code: ClientOptions{DirectConnection: Ptr(true)}, uri: "mongodb+srv://c.example.com", option: "directConnection"},
-		{name: "loadBalanced with several hosts", code: ClientOptions{Hosts: hosts2, LoadBalanced: Ptr(true)}, option: "loadBalanced", field: "LoadBalanced"},
-		{name: "loadBalanced with replicaSet", code: ClientOptions{ReplicaSet: "rs"}, uri: "mongodb://a/?loadBalanced=true", option: "loadBalanced"},
-		{name: "loadBalanced with directConnection", code: ClientOptions{Hosts: []string{"a"}, LoadBalanced: Ptr(true), DirectConnection: Ptr(true)}, option: "loadBalanced"},
-		{name: "srvMaxHosts without mongodb+srv", code: ClientOptions{Hosts: []string{"a"}, SRVMaxHosts: Ptr(2)}, option: "srvMaxHosts", field: "SRVMaxHosts"},
-		{name: "srvServiceName without mongodb+srv", code: ClientOptions{Hosts: []string{"a"}, SRVServiceName: "svc"}, option: "srvServiceName", field: "SRVServiceName"},
-		{name: "srvMaxHosts with replicaSet", code: ClientOptions{SRVMaxHosts: Ptr(2), ReplicaSet: "rs"}, uri: "mongodb+srv://c.example.com", option: "srvMaxHosts", field: "SRVMaxHosts"},
-		{name: "srvMaxHosts with loadBalanced", code: ClientOptions{LoadBalanced: Ptr(true)}, uri: "mongodb+srv://c.example.com/?srvMaxHosts=1", option: "srvMaxHosts"},
-		{name: "srvMaxHosts negative", code: ClientOptions{SRVMaxHosts: Ptr(-1)}, uri: "mongodb+srv://c.example.com", option: "srvMaxHosts", field: "SRVMaxHosts"},
-		{name: "srvServiceName invalid", code: ClientOptions{SRVServiceName: "-bad-"}, uri: "mongodb+srv://c.example.com", option: "srvServiceName"},
+		{name: "directConnection with several hosts", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{DirectConnection: Ptr(true)}}, option: "directConnection", field: "DirectConnection"},
+		{name: "directConnection from code, hosts from URI", code: ClientOptions{URIOptions: URIOptions{DirectConnection: Ptr(true)}}, uri: "mongodb://a,b", option: "directConnection", field: "DirectConnection"},
+		{name: "directConnection=true with mongodb+srv", code: ClientOptions{URIOptions: URIOptions{DirectConnection: Ptr(true)}}, uri: "mongodb+srv://c.example.com", option: "directConnection"},
+		{name: "loadBalanced with several hosts", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{LoadBalanced: Ptr(true)}}, option: "loadBalanced", field: "LoadBalanced"},
+		{name: "loadBalanced with replicaSet", code: ClientOptions{URIOptions: URIOptions{ReplicaSet: "rs"}}, uri: "mongodb://a/?loadBalanced=true", option: "loadBalanced"},
+		{name: "loadBalanced with directConnection", code: ClientOptions{Hosts: []string{"a"}, URIOptions: URIOptions{LoadBalanced: Ptr(true), DirectConnection: Ptr(true)}}, option: "loadBalanced"},
+		{name: "srvMaxHosts without mongodb+srv", code: ClientOptions{Hosts: []string{"a"}, URIOptions: URIOptions{SRVMaxHosts: Ptr(2)}}, option: "srvMaxHosts", field: "SRVMaxHosts"},
+		{name: "srvServiceName without mongodb+srv", code: ClientOptions{Hosts: []string{"a"}, URIOptions: URIOptions{SRVServiceName: "svc"}}, option: "srvServiceName", field: "SRVServiceName"},
+		{name: "srvMaxHosts with replicaSet", code: ClientOptions{URIOptions: URIOptions{SRVMaxHosts: Ptr(2), ReplicaSet: "rs"}}, uri: "mongodb+srv://c.example.com", option: "srvMaxHosts", field: "SRVMaxHosts"},
+		{name: "srvMaxHosts with loadBalanced", code: ClientOptions{URIOptions: URIOptions{LoadBalanced: Ptr(true)}}, uri: "mongodb+srv://c.example.com/?srvMaxHosts=1", option: "srvMaxHosts"},
+		{name: "srvMaxHosts negative", code: ClientOptions{URIOptions: URIOptions{SRVMaxHosts: Ptr(-1)}}, uri: "mongodb+srv://c.example.com", option: "srvMaxHosts", field: "SRVMaxHosts"},
+		{name: "srvServiceName invalid", code: ClientOptions{URIOptions: URIOptions{SRVServiceName: "-bad-"}}, uri: "mongodb+srv://c.example.com", option: "srvServiceName"},
 
-		{name: "negative connectTimeout", code: ClientOptions{Hosts: hosts2, ConnectTimeout: Ptr(-time.Millisecond)}, option: "connectTimeoutMS", field: "ConnectTimeout"},
-		{name: "negative sub-millisecond socketTimeout", code: ClientOptions{Hosts: hosts2, SocketTimeout: Ptr(-time.Nanosecond)}, option: "socketTimeoutMS", field: "SocketTimeout"},
-		{name: "negative timeout", code: ClientOptions{Hosts: hosts2, Timeout: Ptr(-time.Second)}, option: "timeoutMS", field: "Timeout"},
-		{name: "zero serverSelectionTimeout", code: ClientOptions{Hosts: hosts2, ServerSelectionTimeout: Ptr(time.Duration(0))}, option: "serverSelectionTimeoutMS", field: "ServerSelectionTimeout"},
-		{name: "negative localThreshold", code: ClientOptions{Hosts: hosts2, LocalThreshold: Ptr(-time.Second)}, option: "localThresholdMS"},
-		{name: "negative maxIdleTime", code: ClientOptions{Hosts: hosts2, MaxIdleTime: Ptr(-time.Second)}, option: "maxIdleTimeMS"},
-		{name: "zero waitQueueTimeout", code: ClientOptions{Hosts: hosts2, WaitQueueTimeout: Ptr(time.Duration(0))}, option: "waitQueueTimeoutMS"},
-		{name: "negative wTimeout", code: ClientOptions{Hosts: hosts2, WTimeout: Ptr(-time.Second)}, option: "wTimeoutMS", field: "WTimeout"},
-		{name: "timeout beyond 32 bits of ms", code: ClientOptions{Hosts: hosts2, ConnectTimeout: Ptr(30 * 24 * time.Hour)}, option: "connectTimeoutMS"},
-		{name: "heartbeatFrequency under 500ms", code: ClientOptions{Hosts: hosts2, HeartbeatFrequency: Ptr(499 * time.Millisecond)}, option: "heartbeatFrequencyMS", field: "HeartbeatFrequency"},
-		{name: "heartbeatFrequency of 500ms", code: ClientOptions{Hosts: hosts2, HeartbeatFrequency: Ptr(500 * time.Millisecond)}},
+		{name: "negative connectTimeout", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ConnectTimeout: Ptr(-time.Millisecond)}}, option: "connectTimeoutMS", field: "ConnectTimeout"},
+		{name: "negative sub-millisecond socketTimeout", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{SocketTimeout: Ptr(-time.Nanosecond)}}, option: "socketTimeoutMS", field: "SocketTimeout"},
+		{name: "negative timeout", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{Timeout: Ptr(-time.Second)}}, option: "timeoutMS", field: "Timeout"},
+		{name: "zero serverSelectionTimeout", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ServerSelectionTimeout: Ptr(time.Duration(0))}}, option: "serverSelectionTimeoutMS", field: "ServerSelectionTimeout"},
+		{name: "negative localThreshold", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{LocalThreshold: Ptr(-time.Second)}}, option: "localThresholdMS"},
+		{name: "negative maxIdleTime", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{MaxIdleTime: Ptr(-time.Second)}}, option: "maxIdleTimeMS"},
+		{name: "zero waitQueueTimeout", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{WaitQueueTimeout: Ptr(time.Duration(0))}}, option: "waitQueueTimeoutMS"},
+		{name: "negative wTimeout", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{WTimeout: Ptr(-time.Second)}}, option: "wTimeoutMS", field: "WTimeout"},
+		{name: "timeout beyond 32 bits of ms", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ConnectTimeout: Ptr(30 * 24 * time.Hour)}}, option: "connectTimeoutMS"},
+		{name: "heartbeatFrequency under 500ms", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{HeartbeatFrequency: Ptr(499 * time.Millisecond)}}, option: "heartbeatFrequencyMS", field: "HeartbeatFrequency"},
+		{name: "heartbeatFrequency of 500ms", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{HeartbeatFrequency: Ptr(500 * time.Millisecond)}}},
 
-		{name: "negative maxPoolSize", code: ClientOptions{Hosts: hosts2, MaxPoolSize: Ptr(-1)}, option: "maxPoolSize", field: "MaxPoolSize"},
-		{name: "negative minPoolSize", code: ClientOptions{Hosts: hosts2, MinPoolSize: Ptr(-1)}, option: "minPoolSize", field: "MinPoolSize"},
-		{name: "zero maxConnecting", code: ClientOptions{Hosts: hosts2, MaxConnecting: Ptr(0)}, option: "maxConnecting", field: "MaxConnecting"},
-		{name: "minPoolSize above maxPoolSize", code: ClientOptions{Hosts: hosts2, MinPoolSize: Ptr(10)}, uri: "mongodb://a/?maxPoolSize=5", option: "minPoolSize", field: "MinPoolSize"},
-		{name: "minPoolSize with unlimited maxPoolSize", code: ClientOptions{Hosts: hosts2, MinPoolSize: Ptr(10), MaxPoolSize: Ptr(0)}},
-		{name: "negative maxAdaptiveRetries", code: ClientOptions{Hosts: hosts2, MaxAdaptiveRetries: Ptr(-1)}, option: "maxAdaptiveRetries"},
-		{name: "zlib level too high", code: ClientOptions{Hosts: hosts2, ZlibCompressionLevel: Ptr(10)}, option: "zlibCompressionLevel", field: "ZlibCompressionLevel"},
-		{name: "unknown compressor", code: ClientOptions{Hosts: hosts2, Compressors: []string{"zstd", "lz4"}}, option: "compressors", field: "Compressors"},
-		{name: "compressor list in one element", code: ClientOptions{Hosts: hosts2, Compressors: []string{"zstd,zlib"}}, option: "compressors", field: "Compressors"},
-		{name: "appname too long", code: ClientOptions{Hosts: hosts2, AppName: strings.Repeat("x", 129)}, option: "appname", field: "AppName"},
-		{name: "unknown serverMonitoringMode", code: ClientOptions{Hosts: hosts2, ServerMonitoringMode: "push"}, option: "serverMonitoringMode", field: "ServerMonitoringMode"},
+		{name: "negative maxPoolSize", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{MaxPoolSize: Ptr(-1)}}, option: "maxPoolSize", field: "MaxPoolSize"},
+		{name: "negative minPoolSize", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{MinPoolSize: Ptr(-1)}}, option: "minPoolSize", field: "MinPoolSize"},
+		{name: "zero maxConnecting", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{MaxConnecting: Ptr(0)}}, option: "maxConnecting", field: "MaxConnecting"},
+		{name: "minPoolSize above maxPoolSize", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{MinPoolSize: Ptr(10)}}, uri: "mongodb://a/?maxPoolSize=5", option: "minPoolSize", field: "MinPoolSize"},
+		{name: "minPoolSize with unlimited maxPoolSize", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{MinPoolSize: Ptr(10), MaxPoolSize: Ptr(0)}}},
+		{name: "negative maxAdaptiveRetries", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{MaxAdaptiveRetries: Ptr(-1)}}, option: "maxAdaptiveRetries"},
+		{name: "zlib level too high", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ZlibCompressionLevel: Ptr(10)}}, option: "zlibCompressionLevel", field: "ZlibCompressionLevel"},
+		{name: "unknown compressor", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{Compressors: []string{"zstd", "lz4"}}}, option: "compressors", field: "Compressors"},
+		{name: "compressor list in one element", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{Compressors: []string{"zstd,zlib"}}}, option: "compressors", field: "Compressors"},
+		{name: "appname too long", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{AppName: strings.Repeat("x", 129)}}, option: "appname", field: "AppName"},
+		{name: "unknown serverMonitoringMode", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ServerMonitoringMode: "push"}}, option: "serverMonitoringMode", field: "ServerMonitoringMode"},
 
-		{name: "unknown readPreference", code: ClientOptions{Hosts: hosts2, ReadPreference: "closest"}, option: "readPreference", field: "ReadPreference"},
-		{name: "maxStaleness under 90s", code: ClientOptions{Hosts: hosts2, ReadPreference: "secondary", MaxStaleness: Ptr(89 * time.Second)}, option: "maxStalenessSeconds", field: "MaxStaleness"},
-		{name: "negative maxStaleness", code: ClientOptions{Hosts: hosts2, ReadPreference: "secondary", MaxStaleness: Ptr(-time.Second)}, option: "maxStalenessSeconds", field: "MaxStaleness"},
-		{name: "maxStaleness with primary", code: ClientOptions{Hosts: hosts2, MaxStaleness: Ptr(120 * time.Second)}, option: "maxStalenessSeconds", field: "MaxStaleness"},
-		{name: "maxStaleness from code with secondary from URI", code: ClientOptions{MaxStaleness: Ptr(120 * time.Second)}, uri: "mongodb://a/?readPreference=secondary"},
-		{name: "tags with primary", code: ClientOptions{Hosts: hosts2, ReadPreferenceTags: []map[string]string{{"dc": "ny"}}}, option: "readPreferenceTags", field: "ReadPreferenceTags"},
-		{name: "w=0 with journal", code: ClientOptions{Hosts: hosts2, W: &W{Nodes: 0}, Journal: Ptr(true)}, option: "journal", field: "Journal"},
-		{name: "w=0 from URI with journal from code", code: ClientOptions{Journal: Ptr(true)}, uri: "mongodb://a/?w=0", option: "journal"},
-		{name: "negative w", code: ClientOptions{Hosts: hosts2, W: &W{Nodes: -1}}, option: "w", field: "W"},
+		{name: "unknown readPreference", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ReadPreference: "closest"}}, option: "readPreference", field: "ReadPreference"},
+		{name: "maxStaleness under 90s", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ReadPreference: "secondary", MaxStaleness: Ptr(89 * time.Second)}}, option: "maxStalenessSeconds", field: "MaxStaleness"},
+		{name: "negative maxStaleness", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ReadPreference: "secondary", MaxStaleness: Ptr(-time.Second)}}, option: "maxStalenessSeconds", field: "MaxStaleness"},
+		{name: "maxStaleness with primary", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{MaxStaleness: Ptr(120 * time.Second)}}, option: "maxStalenessSeconds", field: "MaxStaleness"},
+		{name: "maxStaleness from code with secondary from URI", code: ClientOptions{URIOptions: URIOptions{MaxStaleness: Ptr(120 * time.Second)}}, uri: "mongodb://a/?readPreference=secondary"},
+		{name: "tags with primary", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ReadPreferenceTags: []map[string]string{{"dc": "ny"}}}}, option: "readPreferenceTags", field: "ReadPreferenceTags"},
+		{name: "w=0 with journal", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{W: &W{Nodes: 0}, Journal: Ptr(true)}}, option: "journal", field: "Journal"},
+		{name: "w=0 from URI with journal from code", code: ClientOptions{URIOptions: URIOptions{Journal: Ptr(true)}}, uri: "mongodb://a/?w=0", option: "journal"},
+		{name: "negative w", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{W: &W{Nodes: -1}}}, option: "w", field: "W"},
 
-		{name: "tlsInsecure with tlsAllowInvalidCertificates", code: ClientOptions{Hosts: hosts2, TLSInsecure: Ptr(false), TLSAllowInvalidCertificates: Ptr(false)}, option: "tlsInsecure", field: "TLSInsecure"},
-		{name: "tlsInsecure from URI, tlsAllowInvalidHostnames from code", code: ClientOptions{TLSAllowInvalidHostnames: Ptr(true)}, uri: "mongodb://a/?tlsInsecure=true", option: "tlsInsecure"},
-		{name: "tlsInsecure with tlsDisableOCSPEndpointCheck", code: ClientOptions{Hosts: hosts2, TLSInsecure: Ptr(true), TLSDisableOCSPEndpointCheck: Ptr(true)}, option: "tlsInsecure"},
-		{name: "tlsAllowInvalidCertificates with tlsDisableCertificateRevocationCheck", code: ClientOptions{Hosts: hosts2, TLSAllowInvalidCertificates: Ptr(true), TLSDisableCertificateRevocationCheck: Ptr(true)}, option: "tlsAllowInvalidCertificates"},
-		{name: "OCSP and revocation checks both disabled", code: ClientOptions{Hosts: hosts2, TLSDisableOCSPEndpointCheck: Ptr(true), TLSDisableCertificateRevocationCheck: Ptr(true)}, option: "tlsDisableOCSPEndpointCheck"},
+		{name: "tlsInsecure with tlsAllowInvalidCertificates", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{TLSInsecure: Ptr(false), TLSAllowInvalidCertificates: Ptr(false)}}, option: "tlsInsecure", field: "TLSInsecure"},
+		{name: "tlsInsecure from URI, tlsAllowInvalidHostnames from code", code: ClientOptions{URIOptions: URIOptions{TLSAllowInvalidHostnames: Ptr(true)}}, uri: "mongodb://a/?tlsInsecure=true", option: "tlsInsecure"},
+		{name: "tlsInsecure with tlsDisableOCSPEndpointCheck", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{TLSInsecure: Ptr(true), TLSDisableOCSPEndpointCheck: Ptr(true)}}, option: "tlsInsecure"},
+		{name: "tlsAllowInvalidCertificates with tlsDisableCertificateRevocationCheck", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{TLSAllowInvalidCertificates: Ptr(true), TLSDisableCertificateRevocationCheck: Ptr(true)}}, option: "tlsAllowInvalidCertificates"},
+		{name: "OCSP and revocation checks both disabled", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{TLSDisableOCSPEndpointCheck: Ptr(true), TLSDisableCertificateRevocationCheck: Ptr(true)}}, option: "tlsDisableOCSPEndpointCheck"},
 
-		{name: "proxyPort without proxyHost", code: ClientOptions{Hosts: hosts2, ProxyPort: Ptr(1080)}, option: "proxyPort", field: "ProxyPort"},
-		{name: "proxyPort out of range", code: ClientOptions{Hosts: hosts2, ProxyHost: "p", ProxyPort: Ptr(70000)}, option: "proxyPort"},
-		{name: "proxyPassword without proxyUsername", code: ClientOptions{Hosts: hosts2, ProxyHost: "p", ProxyPassword: secretPW}, option: "proxyPassword", field: "ProxyPassword"},
-		{name: "proxy credentials", code: ClientOptions{Hosts: hosts2, ProxyHost: "p", ProxyUsername: "pu", ProxyPassword: secretPW}},
+		{name: "proxyPort without proxyHost", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ProxyPort: Ptr(1080)}}, option: "proxyPort", field: "ProxyPort"},
+		{name: "proxyPort out of range", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ProxyHost: "p", ProxyPort: Ptr(70000)}}, option: "proxyPort"},
+		{name: "proxyPassword without proxyUsername", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ProxyHost: "p", ProxyPassword: secretPW}}, option: "proxyPassword", field: "ProxyPassword"},
+		{name: "proxy credentials", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{ProxyHost: "p", ProxyUsername: "pu", ProxyPassword: secretPW}}},
 
 		{name: "password without username", code: ClientOptions{Hosts: hosts2, Password: secretPW}, option: "userinfo", field: "Username"},
-		{name: "PLAIN without username", code: ClientOptions{Hosts: hosts2, AuthMechanism: "PLAIN"}, option: "userinfo"},
-		{name: "SCRAM from code, username from URI", code: ClientOptions{AuthMechanism: "SCRAM-SHA-1"}, uri: "mongodb://u:" + secretPW + "@a"},
-		{name: "X509 from code, password from URI", code: ClientOptions{AuthMechanism: "MONGODB-X509"}, uri: "mongodb://u:" + secretPW + "@a", option: "userinfo"},
-		{name: "X509 with a password", code: ClientOptions{Hosts: hosts2, AuthMechanism: "MONGODB-X509", Username: "CN=x", Password: secretPW}, option: "userinfo"},
-		{name: "GSSAPI with a database authSource", code: ClientOptions{Hosts: hosts2, AuthMechanism: "GSSAPI", Username: "u@R", AuthSource: "admin"}, option: "authSource", field: "AuthSource"},
-		{name: "unknown mechanism", code: ClientOptions{Hosts: hosts2, AuthMechanism: "KERBEROS5", Username: "u"}, option: "authMechanism", field: "AuthMechanism"},
-		{name: "properties without mechanism", code: ClientOptions{Hosts: hosts2, AuthMechanismProperties: map[string]string{"SERVICE_NAME": "m"}}, option: "authMechanismProperties", field: "AuthMechanismProperties"},
-		{name: "OIDC TOKEN_RESOURCE with a comma from code", code: ClientOptions{Hosts: hosts2, AuthMechanism: "MONGODB-OIDC", AuthMechanismProperties: map[string]string{"ENVIRONMENT": "azure", "TOKEN_RESOURCE": "api://a,b"}}},
+		{name: "PLAIN without username", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{AuthMechanism: "PLAIN"}}, option: "userinfo"},
+		{name: "SCRAM from code, username from URI", code: ClientOptions{URIOptions: URIOptions{AuthMechanism: "SCRAM-SHA-1"}}, uri: "mongodb://u:" + secretPW + "@a"},
+		{name: "X509 from code, password from URI", code: ClientOptions{URIOptions: URIOptions{AuthMechanism: "MONGODB-X509"}}, uri: "mongodb://u:" + secretPW + "@a", option: "userinfo"},
+		{name: "X509 with a password", code: ClientOptions{Hosts: hosts2, Username: "CN=x", Password: secretPW, URIOptions: URIOptions{AuthMechanism: "MONGODB-X509"}}, option: "userinfo"},
+		{name: "GSSAPI with a database authSource", code: ClientOptions{Hosts: hosts2, Username: "u@R", URIOptions: URIOptions{AuthMechanism: "GSSAPI", AuthSource: "admin"}}, option: "authSource", field: "AuthSource"},
+		{name: "unknown mechanism", code: ClientOptions{Hosts: hosts2, Username: "u", URIOptions: URIOptions{AuthMechanism: "KERBEROS5"}}, option: "authMechanism", field: "AuthMechanism"},
+		{name: "properties without mechanism", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{AuthMechanismProperties: map[string]string{"SERVICE_NAME": "m"}}}, option: "authMechanismProperties", field: "AuthMechanismProperties"},
+		{name: "OIDC TOKEN_RESOURCE with a comma from code", code: ClientOptions{Hosts: hosts2, URIOptions: URIOptions{AuthMechanism: "MONGODB-OIDC", AuthMechanismProperties: map[string]string{"ENVIRONMENT": "azure", "TOKEN_RESOURCE": "api://a,b"}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -593,7 +620,7 @@ func TestApplyURI(t *testing.T) {
 		}
 	})
 	t.Run("a URI may rely on an option set in code, in either order", func(t *testing.T) {
-		before := &ClientOptions{ReadPreference: "secondary"}
+		before := &ClientOptions{URIOptions: URIOptions{ReadPreference: "secondary"}}
 		if err := before.ApplyURI("mongodb://a/?readPreferenceTags=dc:ny"); err != nil {
 			t.Fatalf("ApplyURI: %v", err)
 		}
@@ -650,7 +677,7 @@ func TestApplyURI(t *testing.T) {
 	})
 	t.Run("warnings reach OnWarning", func(t *testing.T) {
 		var got []Warning
-		o := &ClientOptions{OnWarning: func(w Warning) { got = append(got, w) }}
+		o := &ClientOptions{LenientURI: true, OnWarning: func(w Warning) { got = append(got, w) }}
 		if err := o.ApplyURI("mongodb://a/?connectMS=5&maxPoolSize=-1"); err != nil {
 			t.Fatal(err)
 		}
@@ -681,17 +708,11 @@ func TestStringRedacts(t *testing.T) {
 		uriPrx  = "uriproxy-" + secretPW
 	)
 	o := &ClientOptions{
-		Hosts:                         []string{"a"},
-		Username:                      "user",
-		Password:                      pw,
-		TLSCertificateKeyFilePassword: keyPW,
-		ProxyHost:                     "p",
-		ProxyUsername:                 "pu",
-		ProxyPassword:                 proxyPW,
-		MaxPoolSize:                   Ptr(7),
-		ConnectTimeout:                Ptr(3 * time.Second),
-		AuthMechanismProperties:       map[string]string{"ENVIRONMENT": "azure"},
-		OnWarning:                     func(Warning) {},
+		Hosts:      []string{"a"},
+		Username:   "user",
+		Password:   pw,
+		OnWarning:  func(Warning) {},
+		URIOptions: URIOptions{TLSCertificateKeyFilePassword: keyPW, ProxyHost: "p", ProxyUsername: "pu", ProxyPassword: proxyPW, MaxPoolSize: Ptr(7), ConnectTimeout: Ptr(3 * time.Second), AuthMechanismProperties: map[string]string{"ENVIRONMENT": "azure"}},
 	}
 	if err := o.ApplyURI("mongodb://u:" + uriPW + "@h/?tlsCertificateKeyFilePassword=" + uriKey + "&proxyHost=q&proxyUsername=qu&proxyPassword=" + uriPrx); err != nil {
 		t.Fatal(err)
@@ -770,7 +791,7 @@ func FuzzApplyURI(f *testing.F) {
 	f.Add("mongodb+srv://c.example.com/?srvMaxHosts=2")
 	f.Add("mongodb://%2Ftmp%2Fm.sock/db?tls=true&tlsInsecure=false")
 	f.Fuzz(func(t *testing.T, uri string) {
-		o := &ClientOptions{MaxPoolSize: Ptr(3), Username: "code", Password: secretPW}
+		o := &ClientOptions{Username: "code", Password: secretPW, URIOptions: URIOptions{MaxPoolSize: Ptr(3)}}
 		if err := o.ApplyURI(uri); err != nil {
 			var oe *OptionError
 			if !errors.As(err, &oe) {

@@ -585,3 +585,58 @@ func TestParseDeferredChecks(t *testing.T) {
 		t.Errorf("deferred Parse accepted an X509 password: %v", err)
 	}
 }
+
+// A security option's invalid value is an *Error naming the option in
+// both modes: ignoring it, as the specifications say for other options,
+// could connect without TLS (tls=yes) or relax certificate checks.
+func TestSecurityOptionsFailClosed(t *testing.T) {
+	cases := []struct{ query, option string }{
+		{"tls=yes", "tls"},
+		{"tls=", "tls"},
+		{"ssl=1", "ssl"},
+		{"tlsInsecure=invalid", "tlsInsecure"},
+		{"tlsAllowInvalidCertificates=invalid", "tlsAllowInvalidCertificates"},
+		{"tlsAllowInvalidHostnames=yes", "tlsAllowInvalidHostnames"},
+		{"tlsDisableOCSPEndpointCheck=1", "tlsDisableOCSPEndpointCheck"},
+		{"tlsDisableCertificateRevocationCheck=no", "tlsDisableCertificateRevocationCheck"},
+		{"tlsCAFile=", "tlsCAFile"},
+		{"tlsCertificateKeyFile=", "tlsCertificateKeyFile"},
+		{"tlsCertificateKeyFilePassword=", "tlsCertificateKeyFilePassword"},
+		{"TLSINSECURE=maybe", "tlsInsecure"},
+		{"authMechanism=SCRAM-SHA-512", "authMechanism"},
+		{"authSource=", "authSource"},
+	}
+	for _, c := range cases {
+		for _, strict := range []bool{false, true} {
+			var opts []Option
+			if strict {
+				opts = append(opts, WithStrict())
+			}
+			var warnings []Warning
+			opts = append(opts, WithWarnings(func(w Warning) { warnings = append(warnings, w) }))
+			_, err := Parse("mongodb://u:p@h/?"+c.query, opts...)
+			var e *Error
+			if !errors.As(err, &e) || e.Option != c.option {
+				t.Errorf("strict=%v %s: err %v, want an *Error naming %s", strict, c.query, err, c.option)
+			}
+			if len(warnings) > 0 {
+				t.Errorf("strict=%v %s: warnings %v, want the error alone", strict, c.query, warnings)
+			}
+		}
+		if !FailsClosed(c.option) {
+			t.Errorf("FailsClosed(%q) = false", c.option)
+		}
+	}
+	// Every tls* option fails closed, including ones added later.
+	for _, o := range options {
+		if strings.HasPrefix(o.name, "tls") && !o.failClosed {
+			t.Errorf("%s does not fail closed", o.name)
+		}
+	}
+	// Other options keep the specification's warning.
+	for _, name := range []string{"readPreference", "maxPoolSize", "journal", "proxyHost"} {
+		if FailsClosed(name) {
+			t.Errorf("FailsClosed(%q) = true", name)
+		}
+	}
+}

@@ -44,7 +44,9 @@ const (
 	// option is ignored.
 	UnknownOption WarningKind = iota + 1
 	// InvalidValue: the value is empty or not valid for the option; the
-	// option is ignored. WithStrict turns these into errors.
+	// option is ignored. WithStrict turns these into errors, and a
+	// security option (FailsClosed) never gives this warning: its
+	// invalid value is always an error.
 	InvalidValue
 	// RepeatedOption: the key appeared more than once; the last valid
 	// value is used.

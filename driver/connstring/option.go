@@ -30,7 +30,11 @@ func WithDeferredChecks() Option {
 
 // WithStrict makes an invalid option value an *Error instead of an
 // InvalidValue Warning. The specifications ask for the warning; strict
-// parsing suits tools that check a URI before it is deployed.
+// parsing suits tools that check a URI before it is deployed, and
+// driver.ClientOptions.ApplyURI parses strictly unless LenientURI is set.
+// Unknown options stay Warnings (the specification makes them warnings in
+// every mode: a newer driver's option must not break an older one). Without
+// WithStrict, security options (FailsClosed) are strict anyway.
 func WithStrict() Option {
 	return func(c *parseConfig) { c.strict = true }
 }

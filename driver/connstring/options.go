@@ -26,9 +26,14 @@ const (
 // optionSpec describes one URI option: how to parse it and how String
 // writes it back.
 type optionSpec struct {
-	name       string // canonical spelling
-	sensitive  bool   // value is a secret: never shown
-	allowEmpty bool   // "" is a meaningful value
+	name      string // canonical spelling
+	sensitive bool   // value is a secret: never shown
+	// failClosed makes an invalid value an *Error even when Parse is
+	// lenient: a security option (tls, ssl, tls*, authMechanism,
+	// authSource) must never be ignored, since ignoring tls=yes would
+	// connect without TLS.
+	failClosed bool
+	allowEmpty bool // "" is a meaningful value
 	repeat     repeatRule
 	set        func(p *parser, v string) error
 	// get returns the option's encoded values for String, none when
@@ -42,7 +47,7 @@ type optionSpec struct {
 }
 
 // options lists every option in the order String writes them.
-var options = []*optionSpec{
+var options = markFailClosed([]*optionSpec{
 	strOpt("appname", func(c *ConnString) *string { return &c.AppName }, func(v string) string {
 		if len(v) > 128 {
 			return "longer than 128 bytes, the handshake limit"
@@ -157,6 +162,27 @@ var options = []*optionSpec{
 	withRepeat(intOpt("proxyPort", 1, 65535, func(c *ConnString) **int { return &c.ProxyPort }), repeatError),
 	withRepeat(strOpt("proxyUsername", func(c *ConnString) *string { return &c.ProxyUsername }, nil), repeatError),
 	secretOpt("proxyPassword", func(c *ConnString) *Secret { return &c.ProxyPassword }, repeatError),
+})
+
+// markFailClosed marks the security options: tls, its alias ssl, every
+// tls* option, authMechanism and authSource.
+func markFailClosed(opts []*optionSpec) []*optionSpec {
+	for _, o := range opts {
+		switch {
+		case o.name == "ssl", o.name == "authMechanism", o.name == "authSource",
+			len(o.name) >= 3 && o.name[:3] == "tls":
+			o.failClosed = true
+		}
+	}
+	return opts
+}
+
+// FailsClosed reports whether option (a canonical or any-case option name)
+// is a security option whose invalid value is an *Error whatever the
+// parse mode: tls, ssl, every tls* option, authMechanism and authSource.
+func FailsClosed(option string) bool {
+	o := optionTable[asciiLower(option)]
+	return o != nil && o.failClosed
 }
 
 // wTimeoutOption is shared with its deprecated alias wtimeout.

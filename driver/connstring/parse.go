@@ -12,7 +12,9 @@ import (
 // It follows the Connection String and URI Options specifications: option
 // keys are case-insensitive; an unknown key, or a value that is empty or
 // invalid for its option, is ignored with a Warning (an *Error under
-// WithStrict); a repeated key keeps its last valid value with a Warning,
+// WithStrict); a security option is the exception (see FailsClosed): its
+// invalid or empty value is always an *Error, so that a typo such as
+// tls=yes cannot silently connect without TLS; a repeated key keeps its last valid value with a Warning,
 // except readPreferenceTags, which is a list, and the proxy options, which
 // the SOCKS5 specification makes errors. Conflicting options, malformed
 // hosts or userinfo and invalid credentials are errors of type *Error.
@@ -449,13 +451,13 @@ func (p *parser) set(spec *optionSpec, value string) error {
 }
 
 // invalid reports a value that the specifications say to ignore with a
-// warning; WithStrict makes it an error.
+// warning; WithStrict, or a security option, makes it an error.
 func (p *parser) invalid(spec *optionSpec, value, reason string) error {
 	shown := value
 	if spec.sensitive && value != "" {
 		shown = Redacted
 	}
-	if p.cfg.strict {
+	if p.cfg.strict || spec.failClosed {
 		return &Error{Option: spec.name, Value: shown, Reason: reason}
 	}
 	msg := "option " + spec.name

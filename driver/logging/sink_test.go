@@ -492,3 +492,26 @@ func TestLoggerOption(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 }
+
+// Warn reaches the handler at WARN even when every component is off,
+// and respects the handler's own level.
+func TestSinkWarn(t *testing.T) {
+	for _, handlerLevel := range []slog.Level{slog.LevelDebug, slog.LevelError} {
+		var buf bytes.Buffer
+		s, err := New(Options{Handler: slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: handlerLevel}), Getenv: func(string) string { return "" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Warn(context.Background(), "unsupported option \"maxPolSize\" ignored", slog.String("option", "maxPolSize"))
+		got := buf.String()
+		if handlerLevel == slog.LevelError {
+			if got != "" {
+				t.Errorf("handler at ERROR got %s", got)
+			}
+			continue
+		}
+		if !strings.Contains(got, `"level":"WARN"`) || !strings.Contains(got, `"option":"maxPolSize"`) || !strings.Contains(got, `maxPolSize`) {
+			t.Errorf("record = %s", got)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/internal/wire"
 )
 
@@ -98,8 +99,9 @@ func commandName(cmd bson.Raw) string {
 	return ""
 }
 
-// appendCommand builds the OP_MSG for req into dst.
-func appendCommand(dst []byte, requestID int32, req *Request) ([]byte, error) {
+// appendCommand builds the OP_MSG for req into dst, with the client's
+// declared Stable API (api, nil when none) on every command.
+func appendCommand(dst []byte, requestID int32, req *Request, api *handshake.ServerAPI) ([]byte, error) {
 	if len(req.Command) < 5 || req.Command[len(req.Command)-1] != 0 {
 		return dst, errors.New("conn: command is not a BSON document")
 	}
@@ -115,6 +117,7 @@ func appendCommand(dst []byte, requestID int32, req *Request) ([]byte, error) {
 	b = append(b, 0) // section kind 0: the body
 	docStart := len(b)
 	b = append(b, req.Command[:len(req.Command)-1]...)
+	b = handshake.AppendServerAPI(b, api)
 	if req.DB != "" {
 		b = bson.AppendStringElement(b, "$db", req.DB)
 	}
@@ -161,7 +164,7 @@ func (c *Conn) sendable() error {
 func (c *Conn) sendAs(ctx context.Context, req *Request, socketTimeout time.Duration, id int32) (int32, error) {
 	bp := getBuf()
 	defer putBuf(bp)
-	msg, err := appendCommand((*bp)[:0], id, req)
+	msg, err := appendCommand((*bp)[:0], id, req, c.cfg.Handshake.ServerAPI)
 	*bp = msg
 	if err != nil {
 		return 0, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 )
 
 // emptyDoc is the redacted form of a sensitive command or reply.
@@ -53,7 +54,7 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 	sensitive := event.IsSensitiveCommand(name, req.Command)
 	cmd := emptyDoc
 	if !sensitive {
-		cmd = eventCommand(req)
+		cmd = eventCommand(req, c.cfg.Handshake.ServerAPI)
 	}
 	ctx = d.CommandStarted(ctx, &event.CommandStarted{CommandFields: f, Command: cmd})
 	start := time.Now()
@@ -97,11 +98,14 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 // eventCommand is the command as the events show it: the body with "$db"
 // and each document sequence folded in as an array, the way the server sees
 // the command. It is built only when a command monitor is attached.
-func eventCommand(req *Request) bson.Raw {
+func eventCommand(req *Request, api *handshake.ServerAPI) bson.Raw {
 	if len(req.Command) < 5 {
 		return emptyDoc
 	}
 	n := len(req.Command) + len(req.DB) + 16
+	if api != nil {
+		n += 80
+	}
 	for _, s := range req.Sequences {
 		n += len(s.Identifier) + 8
 		for _, d := range s.Docs {
@@ -118,6 +122,7 @@ func eventCommand(req *Request) bson.Raw {
 		}
 		b, _ = bson.AppendDocumentEnd(b, as)
 	}
+	b = handshake.AppendServerAPI(b, api)
 	if req.DB != "" {
 		b = bson.AppendStringElement(b, "$db", req.DB)
 	}

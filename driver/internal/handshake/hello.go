@@ -88,15 +88,7 @@ func appendHello(dst []byte, metadata bson.Raw, o Options, cmd string, withDB bo
 			return dst[:orig], errorf("extra", "returned %d bytes, fewer than the %d it was given", len(out), mark)
 		}
 	}
-	if api := o.ServerAPI; api != nil {
-		out = bson.AppendStringElement(out, "apiVersion", api.Version)
-		if api.Strict != nil {
-			out = bson.AppendBooleanElement(out, "apiStrict", *api.Strict)
-		}
-		if api.DeprecationErrors != nil {
-			out = bson.AppendBooleanElement(out, "apiDeprecationErrors", *api.DeprecationErrors)
-		}
-	}
+	out = AppendServerAPI(out, o.ServerAPI)
 	if withDB {
 		out = bson.AppendStringElement(out, "$db", "admin")
 	}
@@ -115,4 +107,22 @@ func checkDocument(doc bson.Raw) error {
 		return errorf("metadata", "is not a BSON document (%d bytes)", len(doc))
 	}
 	return nil
+}
+
+// AppendServerAPI appends the Stable API fields of api to a command being
+// built: apiVersion, and apiStrict and apiDeprecationErrors when set.
+// Nothing is appended for a nil api. The versioned API specification
+// wants them on every command, the handshake and getMore included.
+func AppendServerAPI(dst []byte, api *ServerAPI) []byte {
+	if api == nil {
+		return dst
+	}
+	dst = bson.AppendStringElement(dst, "apiVersion", api.Version)
+	if api.Strict != nil {
+		dst = bson.AppendBooleanElement(dst, "apiStrict", *api.Strict)
+	}
+	if api.DeprecationErrors != nil {
+		dst = bson.AppendBooleanElement(dst, "apiDeprecationErrors", *api.DeprecationErrors)
+	}
+	return dst
 }
