@@ -1,0 +1,192 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest"
+)
+
+// chain lists every error reachable from err through Unwrap (both forms).
+func chain(err error) []error {
+	var out []error
+	var walk func(error)
+	walk = func(e error) {
+		if e == nil {
+			return
+		}
+		out = append(out, e)
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				walk(x)
+			}
+		}
+	}
+	walk(err)
+	return out
+}
+
+// checkPublic fails when an internal package's type is reachable from err:
+// users cannot name it, and go doc would not show its fields.
+func checkPublic(t *testing.T, err error) {
+	t.Helper()
+	for _, e := range chain(err) {
+		typ := reflect.TypeOf(e)
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		if strings.Contains(typ.PkgPath(), "/internal/") {
+			t.Errorf("%T (an internal type) is reachable from %q", e, err)
+		}
+	}
+}
+
+func failPoint(t *testing.T, s *mongotest.Server, data bson.D) {
+	t.Helper()
+	err := s.SetFailPoint(bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: bson.D{{Key: "times", Value: 1}}}, {Key: "data", Value: data}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPublicErrorTypesAreDriverStructs(t *testing.T) {
+	for _, v := range []any{ArgumentError{}, OperationError{}, CommandError{}, WriteConcernError{}, NetworkError{}, HandshakeError{}, AuthError{}, SelectionError{}, WaitQueueTimeoutError{}, PoolClearedError{}} {
+		typ := reflect.TypeOf(v)
+		if typ.Kind() != reflect.Struct || typ.PkgPath() != "github.com/mongoscope/mongoscope/driver" {
+			t.Errorf("%v is not a struct type of package driver (an alias hides its fields from go doc)", typ)
+		}
+	}
+}
+
+// TestAuthErrorIsNoCommandError: an authentication failure keeps the
+// server's code (on AuthError and HandshakeError) but is not a
+// CommandError, and its message says each fact once.
+func TestAuthErrorIsNoCommandError(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{Auth: true})
+	if err := s.AddUser("admin", "ada", "right-Password-1"); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, strings.Replace(s.URI(), "mongodb://", "mongodb://ada:wrong-Password-2@", 1)+"?serverSelectionTimeoutMS=2000", nil)
+	_, err := c.RunCommand(ctxTimeout(t, 10*time.Second), "admin", bson.D{{Key: "listDatabases", Value: 1}})
+	if err == nil {
+		t.Fatal("a wrong password authenticated")
+	}
+	checkPublic(t, err)
+	var ce *CommandError
+	if errors.As(err, &ce) {
+		t.Errorf("an auth failure is a CommandError: %v", err)
+	}
+	var ae *AuthError
+	if !errors.As(err, &ae) || ae.Code != 18 || ae.CodeName != "AuthenticationFailed" || ae.Username != "ada" || ae.Source != "admin" {
+		t.Fatalf("AuthError = %+v (%v)", ae, err)
+	}
+	var he *HandshakeError
+	if !errors.As(err, &he) || he.Stage != "auth" || he.Code != 18 || he.ConnectionID == 0 {
+		t.Fatalf("HandshakeError = %+v", he)
+	}
+	addr := s.Addr()
+	want := `^listDatabases on ` + regexp.QuoteMeta(addr) + `: establishing connection \d+: authentication failed: SCRAM-SHA-256 for user "ada" on db "admin": [^:]+: server error 18 \(AuthenticationFailed\): Authentication failed\.$`
+	if !regexp.MustCompile(want).MatchString(err.Error()) {
+		t.Errorf("message\n%s\ndoes not match\n%s", err, want)
+	}
+	msg := err.Error()
+	if n := strings.Count(msg, addr); n != 1 {
+		t.Errorf("the address appears %d times: %s", n, msg)
+	}
+	if n := strings.Count(msg, "connection"); n != 1 {
+		t.Errorf("the connection appears %d times: %s", n, msg)
+	}
+	if strings.Contains(msg, "wrong-Password-2") {
+		t.Fatalf("the password is in the error: %s", msg)
+	}
+	// The snapshot's error is a public type too.
+	for _, sv := range c.Topology().Servers {
+		checkPublic(t, sv.Error)
+	}
+}
+
+func TestErrorHelpers(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RolePrimary, SetName: "rs0"}})
+	c := connect(t, s.URI()+"?directConnection=true", nil)
+	ctx := ctxTimeout(t, 10*time.Second)
+	insert := bson.D{{Key: "insert", Value: "t"}, {Key: "documents", Value: bson.A{bson.D{{Key: "x", Value: 1}}}}}
+	addr := s.Addr()
+
+	// A refused command: CommandError, with its labels.
+	failPoint(t, s, bson.D{{Key: "failCommands", Value: bson.A{"insert"}}, {Key: "errorCode", Value: 11000}, {Key: "errorLabels", Value: bson.A{"RetryableWriteError"}}})
+	reply, err := c.RunCommand(ctx, "app", insert)
+	checkPublic(t, err)
+	var ce *CommandError
+	if !errors.As(err, &ce) || ce.Code != 11000 || len(ce.Raw) == 0 {
+		t.Fatalf("got %v, want a CommandError 11000", err)
+	}
+	if !IsDuplicateKeyError(err) || !HasErrorLabel(err, "RetryableWriteError") || HasErrorLabel(err, "TransientTransactionError") || IsNetworkError(err) || IsTimeout(err) {
+		t.Errorf("helpers on %v: dup %v, label %v", err, IsDuplicateKeyError(err), HasErrorLabel(err, "RetryableWriteError"))
+	}
+	if code, _ := reply.Lookup("code").AsInt64OK(); code != 11000 {
+		t.Errorf("the reply of a refused command is %v, want the server's", reply)
+	}
+	var oe *OperationError
+	if !errors.As(err, &oe) || oe.Op != "insert" || oe.Address != addr {
+		t.Errorf("OperationError = %+v", oe)
+	}
+	if want := "insert on " + addr + ": server error 11000 (DuplicateKey): "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("message %q, want prefix %q", err, want)
+	}
+
+	// A write concern error: the reply and the error both come back.
+	failPoint(t, s, bson.D{{Key: "failCommands", Value: bson.A{"insert"}}, {Key: "writeConcernError", Value: bson.D{{Key: "code", Value: 64}, {Key: "codeName", Value: "WriteConcernFailed"}, {Key: "errmsg", Value: "waiting for replication timed out"}}}})
+	reply, err = c.RunCommand(ctx, "app", insert)
+	checkPublic(t, err)
+	var wce *WriteConcernError
+	if !errors.As(err, &wce) || wce.Code != 64 {
+		t.Fatalf("got %v, want a WriteConcernError", err)
+	}
+	if n, _ := reply.Lookup("n").AsInt64OK(); n != 1 {
+		t.Errorf("the reply of the applied write is %v", reply)
+	}
+
+	// A closed connection: NetworkError, each fact once.
+	failPoint(t, s, bson.D{{Key: "failCommands", Value: bson.A{"insert"}}, {Key: "closeConnection", Value: true}})
+	reply, err = c.RunCommand(ctx, "app", insert)
+	checkPublic(t, err)
+	var ne *NetworkError
+	if !errors.As(err, &ne) || !IsNetworkError(err) || ne.ConnectionID == 0 || ne.Address != addr {
+		t.Fatalf("got %v, want a NetworkError", err)
+	}
+	if want := regexp.MustCompile(`^insert on ` + regexp.QuoteMeta(addr) + `: network error on connection \d+: read: `); !want.MatchString(err.Error()) {
+		t.Errorf("message %q does not match %v", err, want)
+	}
+	if reply.String() != "{}" {
+		t.Errorf("the reply of a failed RunCommand prints as %s, want {}", reply)
+	}
+}
+
+func TestSelectionErrorIsPublic(t *testing.T) {
+	c := connect(t, "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200&connectTimeoutMS=100", nil)
+	reply, err := c.RunCommand(context.Background(), "app", bson.D{{Key: "insert", Value: "t"}, {Key: "documents", Value: bson.A{bson.D{}}}})
+	checkPublic(t, err)
+	var se *SelectionError
+	if !errors.As(err, &se) || !se.TimedOut || !errors.Is(err, ErrServerSelectionTimeout) || !IsTimeout(err) {
+		t.Fatalf("got %v, want a timed-out SelectionError", err)
+	}
+	// A write is described as one, not as a primary read.
+	if se.Selector != "write" {
+		t.Errorf("an insert's selector is %q, want write", se.Selector)
+	}
+	if reply == nil || reply.String() != "{}" {
+		t.Errorf("the reply of a failed RunCommand prints as %s, want {}", reply)
+	}
+	if _, err := c.RunCommand(context.Background(), "app", bson.D{{Key: "find", Value: "t"}}); err == nil || !strings.Contains(err.Error(), "read {mode: primary}") {
+		t.Errorf("a find's selection error: %v", err)
+	}
+}
