@@ -553,8 +553,8 @@ func (c *Client) Topology() TopologySnapshot {
 // (see ServerSnapshot.String), indented. For example:
 //
 //	ReplicaSetWithPrimary "rs0", streaming, 2 servers
-//	  db1:27017 RSPrimary, rtt 1.2ms (min 0.9ms), 0 operations, pool ready: 3 open (1 in use, 2 idle) of 100
-//	  db2:27017 Unknown, error: network error on connection 7: dial: connection refused
+//	  db1:27017 RSPrimary "rs0", rtt 1.23ms (min 901µs), 1 operation, pool ready: 3 open (1 in use, 2 idle) of 100
+//	  db2:27017 Unknown, error: network error on connection 7: dial: connection refused, 0 operations, pool paused: 0 open (0 in use, 0 idle)
 func (t TopologySnapshot) String() string {
 	var b strings.Builder
 	b.WriteString(t.Kind)

@@ -190,3 +190,33 @@ func TestSelectionErrorIsPublic(t *testing.T) {
 		t.Errorf("a find's selection error: %v", err)
 	}
 }
+
+func TestTopologySnapshotString(t *testing.T) {
+	snap := TopologySnapshot{
+		Kind: "ReplicaSetWithPrimary", SetName: "rs0", Streaming: true,
+		Servers: []ServerSnapshot{
+			{Address: "db1:27017", Kind: "RSPrimary", SetName: "rs0", Tags: map[string]string{"region": "eu", "dc": "a"},
+				RoundTripTime: 1234567 * time.Nanosecond, MinRoundTripTime: 901 * time.Microsecond, OperationCount: 1,
+				Pool: PoolStats{State: "ready", Max: 100, Total: 3, InUse: 1, Idle: 2}},
+			{Address: "db2:27017", Kind: "Unknown", Error: errors.New("network error on connection 7: dial: connection refused"),
+				Pool: PoolStats{State: "paused"}},
+		},
+	}
+	want := `ReplicaSetWithPrimary "rs0", streaming, 2 servers
+  db1:27017 RSPrimary "rs0" {dc: "a", region: "eu"}, rtt 1.23ms (min 901µs), 1 operation, pool ready: 3 open (1 in use, 2 idle) of 100
+  db2:27017 Unknown, error: network error on connection 7: dial: connection refused, 0 operations, pool paused: 0 open (0 in use, 0 idle)`
+	if got := snap.String(); got != want {
+		t.Errorf("String() =\n%s\nwant\n%s", got, want)
+	}
+
+	// A live one reads the same way.
+	s := mongotest.NewServer(t, mongotest.Options{})
+	c := connect(t, s.URI(), nil)
+	if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Topology().String()
+	if !regexp.MustCompile(`^Single, (streaming|polling), 1 server\n  ` + regexp.QuoteMeta(s.Addr()) + ` Standalone, rtt [^,]+, 0 operations, pool ready: 1 open \(0 in use, 1 idle\) of 100$`).MatchString(got) {
+		t.Errorf("live snapshot:\n%s", got)
+	}
+}
