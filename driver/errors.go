@@ -17,20 +17,6 @@ import (
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
 )
 
-// The errors a Client method returns.
-//
-// A mistake in the call itself (a nil command, an empty database name, an
-// unknown read preference mode) is an *ArgumentError, returned before
-// anything is sent; a bad ClientOptions is an *OptionError from Connect.
-// Every failure after that is an *OperationError naming the operation and
-// the server, whose Err is one of the types below; errors.As reaches each
-// of them, and IsTimeout, IsNetworkError, IsDuplicateKeyError and
-// HasErrorLabel answer the common questions. Each fact (the address, the
-// connection, the server's code) appears once in the message.
-//
-// ErrClientDisconnected marks an operation refused, or interrupted, by
-// Disconnect.
-
 // ArgumentError is a mistake in the arguments of a call, found before
 // anything was sent: Argument names the parameter or option ("cmd", "db",
 // "ReadPreference") and Reason says what is wrong.
