@@ -1,15 +1,21 @@
 package driver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
@@ -219,4 +225,55 @@ func TestTopologySnapshotString(t *testing.T) {
 	if !regexp.MustCompile(`^Single, (streaming|polling), 1 server\n  ` + regexp.QuoteMeta(s.Addr()) + ` Standalone, rtt [^,]+, 0 operations, pool ready: 1 open \(0 in use, 1 idle\) of 100$`).MatchString(got) {
 		t.Errorf("live snapshot:\n%s", got)
 	}
+}
+
+// TestHeartbeatFailureAgreesWithConnectionID: a heartbeat failure's text
+// names no connection other than the message's driverConnectionId (the
+// monitor's connection that failed to open has none yet: 0).
+func TestHeartbeatFailureAgreesWithConnectionID(t *testing.T) {
+	var buf safeBuffer
+	c := connect(t, "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300&connectTimeoutMS=100&heartbeatFrequencyMS=500", &ClientOptions{
+		Logging: &logging.Options{Handler: slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}),
+			Levels: map[logging.Component]logging.Level{logging.ComponentTopology: logging.LevelDebug}},
+	})
+	_ = c.Ping(context.Background())
+	c.Disconnect(context.Background())
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		if m["msg"] != "Server heartbeat failed" {
+			continue
+		}
+		n++
+		failure, _ := m["failure"].(string)
+		id, _ := m["driverConnectionId"].(float64)
+		for _, sub := range regexp.MustCompile(`connection (\d+)`).FindAllStringSubmatch(failure, -1) {
+			if sub[1] != strconv.Itoa(int(id)) {
+				t.Errorf("driverConnectionId %v but the failure says %q", id, failure)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no heartbeat failure logged:\n%s", buf.String())
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
