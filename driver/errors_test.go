@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"reflect"
 	"regexp"
@@ -15,6 +16,10 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/internal/auth"
+	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/operation"
+	"github.com/mongoscope/mongoscope/driver/internal/pool"
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
@@ -276,4 +281,50 @@ func (s *safeBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestConvertedMessages: each internal error becomes its public type, and
+// the message states the address and the connection once.
+func TestConvertedMessages(t *testing.T) {
+	const a = "db1:27017"
+	netErr := &conn.NetworkError{Op: "read", Address: a, ConnID: 3, Err: io.EOF}
+	tests := []struct {
+		name string
+		in   error
+		want string
+		as   any
+	}{
+		{"network", &operation.Error{Op: "find", Address: a, Err: netErr},
+			"find on db1:27017: network error on connection 3: read: EOF", new(*NetworkError)},
+		{"wait queue", &operation.Error{Op: "find", Address: a, Err: &pool.WaitQueueTimeoutError{Address: a, Waited: time.Second, Stats: pool.Stats{Max: 1, Total: 1, InUse: 1, WaitCount: 2}, Err: context.DeadlineExceeded}},
+			"find on db1:27017: timed out waiting for a connection after 1s: maxPoolSize 1, total 1, in use 1, idle 0, pending 0, waiting 2", new(*WaitQueueTimeoutError)},
+		{"pool cleared", &operation.Error{Op: "find", Address: a, Err: &pool.PoolClearedError{Address: a, Cause: netErr}},
+			"find on db1:27017: connection pool cleared after: network error on connection 3: read: EOF", new(*PoolClearedError)},
+		{"interrupted by a clear", &operation.Error{Op: "find", Address: a, Err: &pool.PoolClearedError{Address: a, Interrupted: true}},
+			"find on db1:27017: connection interrupted by a pool clear", new(*PoolClearedError)},
+		{"dial", &operation.Error{Op: "find", Address: a, Err: &pool.DialError{Address: a, ConnectionID: 4, Err: &conn.NetworkError{Op: "dial", Address: a, ConnID: 4, Err: errors.New("connection refused")}}},
+			"find on db1:27017: network error on connection 4: dial: connection refused", new(*NetworkError)},
+		{"hello refused", &operation.Error{Op: "find", Address: a, Err: &pool.DialError{Address: a, ConnectionID: 5, Err: &conn.HandshakeError{Address: a, ConnID: 5, Stage: "hello", Err: &conn.CommandError{Code: 8000, CodeName: "AtlasError", Message: "bad"}}}},
+			"find on db1:27017: establishing connection 5: hello: server error 8000 (AtlasError): bad", new(*HandshakeError)},
+		{"auth interrupted", &operation.Error{Op: "find", Address: a, Err: &pool.DialError{Address: a, ConnectionID: 3, Err: &conn.HandshakeError{Address: a, ConnID: 3, Stage: "auth",
+			Err: &auth.Error{Mechanism: "SCRAM-SHA-1", Username: "u", Source: "admin", Reason: "authentication interrupted", Err: netErr}}}},
+			`find on db1:27017: establishing connection 3: authentication failed: SCRAM-SHA-1 for user "u" on db "admin": authentication interrupted: network error: read: EOF`, new(*AuthError)},
+		{"standalone handshake", &conn.HandshakeError{Address: a, ConnID: 6, Stage: "hello", Err: errors.New("no serviceId")},
+			"establishing connection 6 to db1:27017: hello: no serviceId", new(*HandshakeError)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := publicError(tt.in)
+			checkPublic(t, got)
+			if got.Error() != tt.want {
+				t.Errorf("message\n%s\nwant\n%s", got, tt.want)
+			}
+			if !errors.As(got, tt.as) {
+				t.Errorf("errors.As(%T) failed on %v", tt.as, got)
+			}
+		})
+	}
+	if !errors.Is(publicError(&operation.Error{Op: "find", Address: a, Err: netErr}), io.EOF) {
+		t.Error("a network error's cause is lost")
+	}
 }
