@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +32,7 @@ const (
 
 // ErrClientDisconnected is returned by the methods of a Client after
 // Disconnect.
-var ErrClientDisconnected = errors.New("driver: client is disconnected")
+var ErrClientDisconnected = operation.ErrClientDisconnected
 
 // Client is a connection to a MongoDB deployment: one monitor and one
 // connection pool per server, kept current by SDAM. It is safe for
@@ -41,7 +43,16 @@ type Client struct {
 	sink     *logging.Sink // the logging sink Connect made, closed by Disconnect
 	readPref selection.ReadPref
 
-	mu           sync.Mutex
+	// stop is canceled, with ErrClientDisconnected as its cause, when
+	// Disconnect gives up waiting for the operations in flight: each
+	// operation's context follows it.
+	stop     context.Context
+	stopNow  context.CancelCauseFunc
+	mu       sync.Mutex
+	inFlight int
+	drained  chan struct{} // closed when inFlight drops to 0 after Disconnect began
+	// disconnected is set when Disconnect begins: new operations are
+	// refused from then on.
 	disconnected bool
 }
 
@@ -112,7 +123,8 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 		closeSink(sink)
 		return nil, err
 	}
-	c := &Client{topo: topo, sink: sink, readPref: rp, exec: &operation.Executor{Topology: topo, Events: d}}
+	c := &Client{topo: topo, sink: sink, readPref: rp, exec: &operation.Executor{Topology: topo, Events: d}, drained: make(chan struct{})}
+	c.stop, c.stopNow = context.WithCancelCause(context.Background())
 	if cs.Timeout != nil {
 		c.exec.Timeout = *cs.Timeout
 	}
@@ -211,11 +223,23 @@ func readPref(mode string, tags []map[string]string, maxStaleness *time.Duration
 	return rp, nil
 }
 
-// Disconnect stops every monitor and closes every pool and connection,
-// publishing ServerClosed and TopologyClosed; it returns once every
-// goroutine the client started has ended. Operations still running fail.
-// Calling it again returns ErrClientDisconnected. ctx is accepted for
-// symmetry with Connect: closing does not wait on the network.
+// Disconnect closes the client, in three steps:
+//
+//  1. New operations are refused at once with ErrClientDisconnected.
+//  2. The operations already running are given until ctx is done to
+//     finish. When ctx ends first, they are interrupted: their server
+//     selection, connection checkout or network exchange stops, and each
+//     fails promptly with an error for which errors.Is(err,
+//     ErrClientDisconnected) holds. Disconnect then returns ctx's error
+//     (as http.Server.Shutdown does), after finishing the close.
+//  3. Every monitor, pool and connection is closed, publishing
+//     ServerClosed and TopologyClosed, and once every goroutine the client
+//     started has ended, the logging sink is closed: no operation and no
+//     monitor publishes after that.
+//
+// Pass context.Background() to wait for the operations however long they
+// take, or a context that is already canceled to interrupt them at once.
+// Calling Disconnect again returns ErrClientDisconnected.
 func (c *Client) Disconnect(ctx context.Context) error {
 	c.mu.Lock()
 	if c.disconnected {
@@ -223,11 +247,82 @@ func (c *Client) Disconnect(ctx context.Context) error {
 		return ErrClientDisconnected
 	}
 	c.disconnected = true
+	if c.inFlight == 0 {
+		close(c.drained)
+	}
 	c.mu.Unlock()
+	var err error
+	select {
+	case <-c.drained:
+	default:
+		select {
+		case <-c.drained:
+		case <-ctx.Done():
+			// Every operation's context follows c.stop: canceling it
+			// wakes each one wherever it waits.
+			c.stopNow(ErrClientDisconnected)
+			<-c.drained
+			err = fmt.Errorf("driver: Disconnect interrupted the operations in progress: %w", context.Cause(ctx))
+		}
+	}
+	c.stopNow(ErrClientDisconnected)
 	c.topo.Close()
 	closeSink(c.sink)
-	return nil
+	return err
 }
+
+// begin registers an operation: it fails once Disconnect has begun, and
+// otherwise returns the operation's context, which Disconnect can
+// interrupt, and the function that ends the operation.
+func (c *Client) begin(ctx context.Context) (context.Context, func(), error) {
+	c.mu.Lock()
+	if c.disconnected {
+		c.mu.Unlock()
+		return nil, nil, ErrClientDisconnected
+	}
+	c.inFlight++
+	c.mu.Unlock()
+	opCtx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(c.stop, func() { cancel(ErrClientDisconnected) })
+	return opCtx, func() {
+		stop()
+		cancel(nil)
+		c.mu.Lock()
+		c.inFlight--
+		if c.inFlight == 0 && c.disconnected {
+			close(c.drained)
+		}
+		c.mu.Unlock()
+	}, nil
+}
+
+// run runs op as one client operation and returns the driver's public
+// errors.
+func (c *Client) run(ctx context.Context, op *operation.Op) (bson.Raw, error) {
+	opCtx, end, err := c.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	body, err := c.exec.Run(opCtx, op)
+	if err == nil {
+		return body, nil
+	}
+	if ctx.Err() == nil && errors.Is(context.Cause(opCtx), ErrClientDisconnected) {
+		// Disconnect interrupted the operation: that, not the I/O
+		// error it caused, is the reason.
+		var oe *operation.Error
+		addr := ""
+		if errors.As(err, &oe) {
+			addr = oe.Address
+		}
+		return body, &OperationError{Op: op.Name, Address: addr, Err: errInterrupted}
+	}
+	return body, publicError(err)
+}
+
+// errInterrupted is the cause of an operation that Disconnect interrupted.
+var errInterrupted = fmt.Errorf("interrupted: %w", ErrClientDisconnected)
 
 // RunCommandOptions are the options of RunCommand.
 type RunCommandOptions struct {
@@ -241,38 +336,80 @@ type RunCommandOptions struct {
 	MaxStaleness       *time.Duration
 }
 
-// RunCommand runs cmd, a document (bson.D, bson.Raw, a map or a struct)
-// whose first key names the command, on database db, and returns the
-// reply. The command must not contain "$db". A refusal by the server comes
-// back as an error that errors.As turns into a *CommandError.
+// RunCommand runs cmd, a document whose first key names the command, on
+// database db, and returns the reply. cmd is a bson.D, a bson.Raw, a
+// struct, or a map with a single key: the order of a map's keys is
+// random, so a command with options must be a bson.D (or a struct), and a
+// map with more than one key is refused. The command must not contain
+// "$db".
+//
+// Without a ReadPreference the command goes to the primary (the
+// specifications require it for runCommand, whatever the client's read
+// preference).
+//
+// A mistake in the arguments is an *ArgumentError, returned before
+// anything is sent. A refusal by the server is an *OperationError whose
+// cause errors.As turns into a *CommandError; RunCommand then returns the
+// server's reply too, and for a write concern error the reply of the
+// applied write. Any other failure returns an empty document, never nil,
+// as the reply.
 func (c *Client) RunCommand(ctx context.Context, db string, cmd any, opts ...*RunCommandOptions) (bson.Raw, error) {
 	if err := c.live(); err != nil {
-		return nil, err
+		return emptyDoc, err
 	}
 	if db == "" {
-		return nil, &OptionError{Option: "db", Reason: "the database name is empty"}
+		return emptyDoc, &ArgumentError{Argument: "db", Reason: "the database name is empty"}
 	}
 	raw, err := marshalCommand(cmd)
 	if err != nil {
-		return nil, err
+		return emptyDoc, err
+	}
+	name := ""
+	if it := raw.Iter(); it.Next() {
+		name = it.Key()
 	}
 	sel := selection.Read(selection.ReadPref{Mode: selection.Primary})
+	if writeCommands[name] {
+		// The same servers as a primary read, described as what it is.
+		sel = selection.Write()
+	}
 	for _, o := range opts {
 		if o == nil {
 			continue
 		}
 		rp, err := readPref(o.ReadPreference, o.ReadPreferenceTags, o.MaxStaleness)
 		if err != nil {
-			return nil, err
+			var oe *OptionError
+			if errors.As(err, &oe) {
+				return emptyDoc, &ArgumentError{Argument: "ReadPreference", Reason: oe.Reason, Err: oe.Err}
+			}
+			return emptyDoc, err
 		}
 		sel = selection.Read(rp)
 	}
-	name := ""
-	if it := raw.Iter(); it.Next() {
-		name = it.Key()
+	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel})
+	if len(body) == 0 {
+		body = emptyDoc
+		var ce *CommandError
+		if errors.As(err, &ce) && len(ce.Raw) > 0 {
+			body = ce.Raw
+		}
 	}
-	return c.exec.Run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel})
+	return body, err
 }
+
+// writeCommands are the commands RunCommand describes as writes in its
+// selection events and errors; they select the same servers as a primary
+// read.
+var writeCommands = map[string]bool{
+	"insert": true, "update": true, "delete": true, "findAndModify": true,
+	"create": true, "drop": true, "createIndexes": true, "dropIndexes": true,
+	"dropDatabase": true, "renameCollection": true, "collMod": true,
+}
+
+// emptyDoc is the reply of a RunCommand that got none: a valid, empty
+// document, which prints as {}.
+var emptyDoc = bson.Raw{5, 0, 0, 0, 0}
 
 // Ping runs the ping command on the admin database with the client's read
 // preference: it succeeds once a suitable server answers.
@@ -280,7 +417,7 @@ func (c *Client) Ping(ctx context.Context) error {
 	if err := c.live(); err != nil {
 		return err
 	}
-	_, err := c.exec.Run(ctx, &operation.Op{Name: "ping", DB: "admin", Command: pingCommand, Selector: selection.Read(c.readPref)})
+	_, err := c.run(ctx, &operation.Op{Name: "ping", DB: "admin", Command: pingCommand, Selector: selection.Read(c.readPref)})
 	return err
 }
 
@@ -302,28 +439,41 @@ func (c *Client) live() error {
 
 // marshalCommand encodes cmd and checks it is a usable command document.
 func marshalCommand(cmd any) (bson.Raw, error) {
+	bad := func(reason string, err error) (bson.Raw, error) {
+		return nil, &ArgumentError{Argument: "cmd", Reason: reason, Err: err}
+	}
 	var raw bson.Raw
 	switch v := cmd.(type) {
 	case nil:
-		return nil, &OptionError{Option: "cmd", Reason: "the command is nil"}
+		return bad("the command is nil", nil)
 	case bson.Raw:
 		raw = v
 	default:
+		rv := reflect.ValueOf(cmd)
+		if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+			rv = rv.Elem()
+		}
+		if rv.Kind() == reflect.Map && rv.Len() > 1 {
+			// Go visits a map's keys in random order, and the command's
+			// name must come first: the server would take an option for
+			// the command now and then.
+			return bad(fmt.Sprintf("a %T with %d keys has no key order; the command name must come first: use bson.D", cmd, rv.Len()), nil)
+		}
 		b, err := bson.Marshal(cmd)
 		if err != nil {
-			return nil, &OptionError{Option: "cmd", Reason: err.Error(), Err: err}
+			return bad(err.Error(), err)
 		}
 		raw = b
 	}
 	if err := raw.Validate(); err != nil {
-		return nil, &OptionError{Option: "cmd", Reason: err.Error(), Err: err}
+		return bad(err.Error(), err)
 	}
 	it := raw.Iter()
 	if !it.Next() {
-		return nil, &OptionError{Option: "cmd", Reason: "the command document is empty"}
+		return bad("the command document is empty", nil)
 	}
 	if _, err := raw.LookupErr("$db"); err == nil {
-		return nil, &OptionError{Option: "cmd", Reason: `the command holds "$db"; pass the database as db`}
+		return bad(`the command holds "$db"; pass the database as db`, nil)
 	}
 	return raw, nil
 }
@@ -390,7 +540,7 @@ func (c *Client) Topology() TopologySnapshot {
 		s := ServerSnapshot{
 			Address: sd.Address, Kind: sd.Type.String(), SetName: sd.SetName, Tags: sd.Tags,
 			RoundTripTime: sd.RoundTripTime, MinRoundTripTime: sd.MinRoundTripTime,
-			LastUpdate: sd.LastUpdateTime, Error: sd.Error,
+			LastUpdate: sd.LastUpdateTime, Error: publicError(sd.Error),
 		}
 		if srv, ok := c.topo.Server(sd.Address); ok {
 			s.OperationCount = srv.OperationCount()
@@ -401,4 +551,114 @@ func (c *Client) Topology() TopologySnapshot {
 	}
 	sort.Slice(out.Servers, func(i, j int) bool { return out.Servers[i].Address < out.Servers[j].Address })
 	return out
+}
+
+// String renders the snapshot for people: a first line with the
+// topology's kind, set name and monitoring mode, then one line per server
+// (see ServerSnapshot.String), indented. For example:
+//
+//	ReplicaSetWithPrimary "rs0", streaming, 2 servers
+//	  db1:27017 RSPrimary "rs0", rtt 1.23ms (min 901µs), 1 operation, pool ready: 3 open (1 in use, 2 idle) of 100
+//	  db2:27017 Unknown, error: network error on connection 7: dial: connection refused, 0 operations, pool paused: 0 open (0 in use, 0 idle)
+func (t TopologySnapshot) String() string {
+	var b strings.Builder
+	b.WriteString(t.Kind)
+	if t.SetName != "" {
+		b.WriteString(" ")
+		b.WriteString(strconv.Quote(t.SetName))
+	}
+	if t.Streaming {
+		b.WriteString(", streaming")
+	} else {
+		b.WriteString(", polling")
+	}
+	switch len(t.Servers) {
+	case 1:
+		b.WriteString(", 1 server")
+	default:
+		fmt.Fprintf(&b, ", %d servers", len(t.Servers))
+	}
+	if t.CompatibilityError != nil {
+		b.WriteString(", incompatible: ")
+		b.WriteString(t.CompatibilityError.Error())
+	}
+	for _, s := range t.Servers {
+		b.WriteString("\n  ")
+		b.WriteString(s.String())
+	}
+	return b.String()
+}
+
+// String renders the server on one line: address, kind, set name and
+// tags when it has them, round-trip times, operations in progress and the
+// pool, or the error that made it Unknown.
+func (s ServerSnapshot) String() string {
+	var b strings.Builder
+	b.WriteString(s.Address)
+	b.WriteString(" ")
+	b.WriteString(s.Kind)
+	if s.SetName != "" {
+		b.WriteString(" ")
+		b.WriteString(strconv.Quote(s.SetName))
+	}
+	if len(s.Tags) > 0 {
+		keys := make([]string, 0, len(s.Tags))
+		for k := range s.Tags {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteString(" {")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s: %q", k, s.Tags[k])
+		}
+		b.WriteString("}")
+	}
+	if s.Error != nil {
+		b.WriteString(", error: ")
+		b.WriteString(s.Error.Error())
+	}
+	if s.RoundTripTime > 0 {
+		fmt.Fprintf(&b, ", rtt %s", roundDuration(s.RoundTripTime))
+		if s.MinRoundTripTime > 0 {
+			fmt.Fprintf(&b, " (min %s)", roundDuration(s.MinRoundTripTime))
+		}
+	}
+	if s.OperationCount == 1 {
+		b.WriteString(", 1 operation")
+	} else {
+		fmt.Fprintf(&b, ", %d operations", s.OperationCount)
+	}
+	p := s.Pool
+	if p.State != "" {
+		fmt.Fprintf(&b, ", pool %s: %d open (%d in use, %d idle", p.State, p.Total, p.InUse, p.Idle)
+		if p.PendingConnections > 0 {
+			fmt.Fprintf(&b, ", %d pending", p.PendingConnections)
+		}
+		b.WriteString(")")
+		if p.Max > 0 {
+			fmt.Fprintf(&b, " of %d", p.Max)
+		}
+		if p.WaitCount > 0 {
+			fmt.Fprintf(&b, ", %d waiting", p.WaitCount)
+		}
+	}
+	return b.String()
+}
+
+// roundDuration keeps three significant figures or so: 1.234ms, 12.3ms,
+// 150µs.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	default:
+		return d.Round(time.Microsecond)
+	}
 }

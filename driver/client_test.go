@@ -73,20 +73,46 @@ func TestClientRunCommand(t *testing.T) {
 		t.Fatalf("unknown command: %v", err)
 	}
 
-	// Bad commands are refused before anything is sent, naming what is
-	// wrong.
-	for _, bad := range []any{nil, bson.D{}, bson.Raw{1, 2, 3}, bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "x"}}} {
-		_, err := c.RunCommand(ctx, "app", bad)
-		var oe *OptionError
-		if !errors.As(err, &oe) || oe.Option != "cmd" {
-			t.Errorf("RunCommand(%v) = %v, want an OptionError on cmd", bad, err)
-		}
+	// Mistakes in the call are refused before anything is sent, as
+	// ArgumentErrors naming the argument.
+	for _, tc := range []struct {
+		name, db string
+		cmd      any
+		opts     *RunCommandOptions
+		arg      string
+	}{
+		{"nil command", "app", nil, nil, "cmd"},
+		{"empty command", "app", bson.D{}, nil, "cmd"},
+		{"malformed raw", "app", bson.Raw{1, 2, 3}, nil, "cmd"},
+		{"$db in the command", "app", bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "x"}}, nil, "cmd"},
+		{"multi-key bson.M", "app", bson.M{"find": "people", "limit": 1}, nil, "cmd"},
+		{"multi-key map", "app", map[string]any{"find": "people", "limit": 1}, nil, "cmd"},
+		{"pointer to a multi-key map", "app", &map[string]int{"count": 1, "limit": 1}, nil, "cmd"},
+		{"empty database", "", bson.D{{Key: "ping", Value: 1}}, nil, "db"},
+		{"bad read preference mode", "app", bson.D{{Key: "ping", Value: 1}}, &RunCommandOptions{ReadPreference: "sometimes"}, "ReadPreference"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var args []*RunCommandOptions
+			if tc.opts != nil {
+				args = append(args, tc.opts)
+			}
+			_, err := c.RunCommand(ctx, tc.db, tc.cmd, args...)
+			var ae *ArgumentError
+			if !errors.As(err, &ae) || ae.Argument != tc.arg {
+				t.Fatalf("RunCommand = %v, want an ArgumentError on %s", err, tc.arg)
+			}
+			var oe *OptionError
+			if errors.As(err, &oe) {
+				t.Errorf("a mistake in a call is an OptionError: %v", err)
+			}
+			if strings.Contains(tc.name, "multi-key") && !strings.Contains(err.Error(), "use bson.D") {
+				t.Errorf("the error does not say to use bson.D: %v", err)
+			}
+		})
 	}
-	if _, err := c.RunCommand(ctx, "", bson.D{{Key: "ping", Value: 1}}); err == nil {
-		t.Error("RunCommand with no database succeeded")
-	}
-	if _, err := c.RunCommand(ctx, "app", bson.D{{Key: "ping", Value: 1}}, &RunCommandOptions{ReadPreference: "sometimes"}); err == nil {
-		t.Error("RunCommand with a bad read preference succeeded")
+	// A map with one key has no order to lose.
+	if _, err := c.RunCommand(ctx, "app", bson.M{"ping": 1}); err != nil {
+		t.Errorf("single-key bson.M: %v", err)
 	}
 
 	snap := c.Topology()

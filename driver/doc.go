@@ -59,4 +59,29 @@
 // ssl, tls*, authMechanism, authSource) fails closed in both modes, and an
 // unknown option is a Warning in both. Warnings go to OnWarning and, when
 // the client has a logging sink, to its log at WARN level.
+//
+// # Errors
+//
+// The errors are types of this package, whose fields go doc shows. A
+// mistake in a call (a nil command, an empty database name, an unknown
+// read preference mode, a map command with more than one key) is an
+// *ArgumentError, returned before anything is sent; bad ClientOptions are
+// an *OptionError from Connect. Every later failure is an *OperationError
+// naming the operation and the server, whose cause errors.As reaches: a
+// *CommandError (the server refused the command), a *WriteConcernError, a
+// *NetworkError, a *HandshakeError (with an *AuthError inside when
+// authentication failed: an authentication failure is never a
+// *CommandError), a *SelectionError, a *WaitQueueTimeoutError or a
+// *PoolClearedError. IsTimeout, IsNetworkError, IsDuplicateKeyError and
+// HasErrorLabel answer the usual questions. A message states each fact
+// (the address, the connection, the server's code) once:
+//
+//	listDatabases on db1:27017: establishing connection 3: authentication failed: SCRAM-SHA-256 for user "app" on db "admin": the server rejected saslContinue: server error 18 (AuthenticationFailed): Authentication failed.
+//
+// # Closing
+//
+// Client.Disconnect refuses new operations at once, lets those in flight
+// finish until its context is done, then interrupts them (they fail with
+// ErrClientDisconnected) and closes every monitor, pool and connection;
+// the logging sink is closed last, when nothing can publish any more.
 package driver

@@ -256,8 +256,10 @@
 //   - lastWrite.lastWriteDate is "now" unless Topology.LastWrite is set, as
 //     for a member whose no-op writer keeps it current.
 //   - There are no roles or privileges beyond "authenticated"; X.509,
-//     PLAIN, GSSAPI, AWS and OIDC authentication are not supported
-//     (MechanismUnavailable).
+//     PLAIN, GSSAPI, AWS and OIDC authentication are not supported:
+//     saslStart answers MechanismUnavailable (334), on any database
+//     including $external, as a mongod without those mechanisms enabled
+//     does (PLAIN is off by default in mongod's authenticationMechanisms).
 //   - TLS is not supported.
 //   - The query, update and aggregation engines have their own documented
 //     limits (internal packages query, update and agg); secondary indexes

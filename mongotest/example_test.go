@@ -1,17 +1,19 @@
 package mongotest_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"net"
 
 	"github.com/mongoscope/mongoscope/bson"
-	"github.com/mongoscope/mongoscope/internal/wire"
+	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
-// A replica-set primary whose next insert fails with a retryable error;
-// the test then reads what the server received. In a test, use NewServer,
-// which closes the server when the test ends.
+// A replica-set primary whose next insert fails with a retryable error,
+// driven by the driver as an application would; the test then reads what
+// the server received. In a test, use NewServer, which closes the server
+// when the test ends.
 func Example() {
 	s, err := mongotest.Start(mongotest.Options{
 		Topology: mongotest.Topology{Role: mongotest.RolePrimary, SetName: "rs0"},
@@ -29,28 +31,32 @@ func Example() {
 		panic(err)
 	}
 
-	// Any driver connects to s.URI(); here, one raw OP_MSG ping.
-	nc, err := net.Dial("tcp", s.Addr())
+	// Any driver connects to s.URI(); here, this module's.
+	ctx := context.Background()
+	opts := &driver.ClientOptions{}
+	if err := opts.ApplyURI(s.URI() + "?replicaSet=rs0"); err != nil {
+		panic(err)
+	}
+	client, err := driver.Connect(ctx, opts)
 	if err != nil {
 		panic(err)
 	}
-	defer nc.Close()
-	ping, _ := bson.Marshal(bson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "admin"}})
-	if _, err := nc.Write(wire.AppendMsg(nil, 1, 0, 0, ping)); err != nil {
-		panic(err)
+	defer client.Disconnect(ctx)
+	insert := bson.D{{Key: "insert", Value: "orders"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 1}}}}}
+	_, err = client.RunCommand(ctx, "shop", insert)
+	var ce *driver.CommandError
+	if errors.As(err, &ce) {
+		fmt.Println("insert refused:", ce.Code, ce.CodeName)
 	}
-	buf, err := wire.ReadMessage(nc, 0)
-	if err != nil {
-		panic(err)
-	}
-	reply, _ := wire.ParseMsg(buf.B)
-	fmt.Println("ok:", reply.Body.Lookup("ok").Double())
-	buf.Release()
 
+	// The command log shows what arrived, handshakes and heartbeats
+	// included; here, the application's commands.
 	for _, c := range s.Commands() {
-		fmt.Println(c.ConnID, c.DB, c.Name)
+		if c.DB == "shop" {
+			fmt.Println(c.DB, c.Name)
+		}
 	}
 	// Output:
-	// ok: 1
-	// 1 admin ping
+	// insert refused: 10107 NotWritablePrimary
+	// shop insert
 }

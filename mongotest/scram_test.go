@@ -95,6 +95,10 @@ func TestSCRAMFailures(t *testing.T) {
 		{"wrong db", "app", "both", SCRAMSHA256, secret, 18},
 		{"mechanism not registered", "app", "sha1,only=", SCRAMSHA256, secret, 334},
 		{"unknown mechanism", "admin", "both", "PLAIN", secret, 334},
+		// mongod accepts $external and answers PLAIN there (not enabled
+		// by default) with MechanismUnavailable too, not
+		// InvalidNamespace.
+		{"PLAIN on $external", "$external", "both", "PLAIN", secret, 334},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := connect(t, s, clientOpts{})

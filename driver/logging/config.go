@@ -155,6 +155,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Levels sets a component's minimum level; it overrides the
 	// environment for the components it names.
+	//
+	// When Levels is empty, no MONGODB_LOG_* variable sets a level, and
+	// Handler or Logger is set, every component logs at informational
+	// and above: naming a handler asks for the driver's messages, and
+	// the informational ones (a server selection that has to wait, ...)
+	// are those worth seeing by default. Debug and trace messages (every
+	// command, every checkout) are asked for by name, in Levels or with
+	// MONGODB_LOG_ALL=debug; the handler must then let them through too
+	// (slog.Default() drops records below slog.LevelInfo, and New warns
+	// when the handler would drop a level asked for).
 	Levels map[Component]Level
 	// MaxDocumentLength cuts Extended JSON documents to this many bytes;
 	// 0 means MONGODB_LOG_MAX_DOCUMENT_LENGTH or, without it, 1000.
@@ -180,14 +190,20 @@ func New(o Options) (*Sink, error) {
 
 	// Levels: the per-component variable beats MONGODB_LOG_ALL, and code
 	// beats both.
+	// With a handler named in code and no level set anywhere, the
+	// default is informational (see Options.Levels); otherwise off.
 	all := LevelOff
+	envSet := false
 	if v := getenv("MONGODB_LOG_ALL"); v != "" {
 		l, err := ParseLevel(v)
 		if err != nil {
 			warnings = append(warnings, &ConfigError{Setting: "MONGODB_LOG_ALL", Value: v, Reason: err.(*ConfigError).Reason})
+		} else {
+			envSet = true
 		}
 		all = l
 	}
+	var envLevels [numComponents]Level
 	for i, c := range components {
 		l := all
 		if v := getenv(c.env); v != "" {
@@ -196,7 +212,16 @@ func New(o Options) (*Sink, error) {
 				warnings = append(warnings, &ConfigError{Setting: c.env, Value: v, Reason: err.(*ConfigError).Reason})
 			} else {
 				l = pl
+				envSet = true
 			}
+		}
+		envLevels[i] = l
+	}
+	codeHandler := o.Handler != nil || o.Logger != nil
+	for i := range components {
+		l := envLevels[i]
+		if !envSet && len(o.Levels) == 0 && codeHandler {
+			l = LevelInformational
 		}
 		s.min[i] = l.SlogLevel()
 	}
@@ -240,10 +265,28 @@ func New(o Options) (*Sink, error) {
 		s.closer = closer
 		s.handler = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.Level(math.MinInt32), ReplaceAttr: ReplaceLevelNames})
 	}
+	if w := s.filteredLevel(); w != nil {
+		warnings = append(warnings, w)
+	}
 	for _, w := range warnings {
 		s.warn(w)
 	}
 	return s, nil
+}
+
+// filteredLevel reports a level asked for that the handler drops: with
+// MONGODB_LOG_ALL=debug and slog.Default(), for one, every debug message
+// would vanish without a word.
+func (s *Sink) filteredLevel() *ConfigError {
+	finest := slogOff
+	for _, l := range s.min {
+		finest = min(finest, l)
+	}
+	if finest == slogOff || s.handler.Enabled(context.Background(), finest) {
+		return nil
+	}
+	return &ConfigError{Setting: "level", Value: LevelName(finest),
+		Reason: "the log handler drops records at this level, so these messages are lost; give the handler a lower level (slog.HandlerOptions.Level)"}
 }
 
 func componentIndex(c Component) int {

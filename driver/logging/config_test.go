@@ -35,7 +35,9 @@ func TestLevelPrecedence(t *testing.T) {
 		levels map[Component]Level
 		want   map[Component]slog.Level
 	}{
-		{"nothing set is off", nil, nil, map[Component]slog.Level{ComponentCommand: off, ComponentTopology: off, ComponentServerSelection: off, ComponentConnection: off}},
+		{"a handler and nothing set is info", nil, nil, map[Component]slog.Level{ComponentCommand: slog.LevelInfo, ComponentTopology: slog.LevelInfo, ComponentServerSelection: slog.LevelInfo, ComponentConnection: slog.LevelInfo}},
+		{"levels in code leave the rest off", nil, map[Component]Level{ComponentCommand: LevelDebug}, map[Component]slog.Level{ComponentCommand: dbg, ComponentTopology: off, ComponentServerSelection: off, ComponentConnection: off}},
+		{"the environment leaves the rest off", map[string]string{"MONGODB_LOG_COMMAND": "debug"}, nil, map[Component]slog.Level{ComponentCommand: dbg, ComponentTopology: off, ComponentServerSelection: off, ComponentConnection: off}},
 		{"all", map[string]string{"MONGODB_LOG_ALL": "debug"}, nil, map[Component]slog.Level{ComponentCommand: dbg, ComponentTopology: dbg, ComponentServerSelection: dbg, ComponentConnection: dbg}},
 		{"component beats all", map[string]string{"MONGODB_LOG_ALL": "debug", "MONGODB_LOG_COMMAND": "OFF", "MONGODB_LOG_CONNECTION": "Trace"}, nil,
 			map[Component]slog.Level{ComponentCommand: off, ComponentTopology: dbg, ComponentServerSelection: dbg, ComponentConnection: trc}},
@@ -45,8 +47,8 @@ func TestLevelPrecedence(t *testing.T) {
 			map[Component]slog.Level{ComponentCommand: slog.LevelError, ComponentTopology: off, ComponentServerSelection: dbg, ComponentConnection: dbg}},
 		{"bad component value keeps all", map[string]string{"MONGODB_LOG_ALL": "debug", "MONGODB_LOG_COMMAND": "loud"}, nil,
 			map[Component]slog.Level{ComponentCommand: dbg, ComponentTopology: dbg, ComponentServerSelection: dbg, ComponentConnection: dbg}},
-		{"bad all value is off", map[string]string{"MONGODB_LOG_ALL": "loud"}, nil,
-			map[Component]slog.Level{ComponentCommand: off, ComponentTopology: off, ComponentServerSelection: off, ComponentConnection: off}},
+		{"bad all value is as if unset", map[string]string{"MONGODB_LOG_ALL": "loud"}, nil,
+			map[Component]slog.Level{ComponentCommand: slog.LevelInfo, ComponentTopology: slog.LevelInfo, ComponentServerSelection: slog.LevelInfo, ComponentConnection: slog.LevelInfo}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +93,7 @@ func TestHandlerLevelRespected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.take() // New's warning that debug is dropped (TestFilteredLevelWarning)
 	s.PoolEvent(context.Background(), &event.PoolReady{Address: "h"})
 	if got := c.take(); len(got) != 0 {
 		t.Fatalf("got %+v", got)
@@ -236,6 +239,57 @@ func TestLogPath(t *testing.T) {
 				if m["level"] != "debug" || m["component"] != "connection" || m["serverHost"] != "h" || m["serverPort"] != 1.0 {
 					t.Errorf("record %v", m)
 				}
+			}
+		})
+	}
+}
+
+// TestDefaultLevels: without a handler in code (the environment's JSON
+// handler) nothing set means off, as the specification's fallback says.
+func TestDefaultLevelsWithoutHandler(t *testing.T) {
+	var stderr bytes.Buffer
+	s, err := New(Options{Getenv: noEnv, Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, l := range levelsOf(s) {
+		if l != LevelOff.SlogLevel() {
+			t.Errorf("%s: %v, want off", c, l)
+		}
+	}
+}
+
+// TestFilteredLevelWarning: a level the handler drops is reported once,
+// at warning level, naming the level.
+func TestFilteredLevelWarning(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		handler slog.Level
+		env     map[string]string
+		levels  map[Component]Level
+		warn    string // the level named, or "" for no warning
+	}{
+		{"env debug, info handler", slog.LevelInfo, map[string]string{"MONGODB_LOG_ALL": "debug"}, nil, "debug"},
+		{"code trace, debug handler", slog.LevelDebug, nil, map[Component]Level{ComponentConnection: LevelTrace}, "trace"},
+		{"default info, info handler", slog.LevelInfo, nil, nil, ""},
+		{"debug handler, debug asked", slog.LevelDebug, map[string]string{"MONGODB_LOG_ALL": "debug"}, nil, ""},
+		{"all off", slog.LevelError, map[string]string{"MONGODB_LOG_ALL": "off"}, nil, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCapture()
+			c.min = tt.handler
+			if _, err := New(Options{Handler: c, Getenv: env(tt.env), Levels: tt.levels}); err != nil {
+				t.Fatal(err)
+			}
+			got := c.take()
+			if tt.warn == "" {
+				if len(got) != 0 {
+					t.Fatalf("unexpected messages %+v", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Level != slog.LevelWarn || got[0].Attrs["value"] != tt.warn {
+				t.Fatalf("got %+v, want one warning naming %s", got, tt.warn)
 			}
 		})
 	}

@@ -14,8 +14,16 @@
 // least as severe as that component's configured minimum. Levels set in
 // Options override the environment variables MONGODB_LOG_COMMAND,
 // MONGODB_LOG_TOPOLOGY, MONGODB_LOG_SERVER_SELECTION and
-// MONGODB_LOG_CONNECTION, which override MONGODB_LOG_ALL. With nothing
-// set, logging is off.
+// MONGODB_LOG_CONNECTION, which override MONGODB_LOG_ALL. With no level
+// set anywhere, a Sink whose handler was given in Options (Handler or
+// Logger) logs every component at informational and above, and one
+// without (writing where MONGODB_LOG_PATH says) logs nothing, as the
+// specification's default is.
+//
+// The handler filters too: a record below the handler's own level is
+// dropped. slog.Default(), for one, stops at slog.LevelInfo, so debug
+// messages need a handler with a lower level; New warns when a level asked
+// for would be dropped this way.
 //
 // The specification's ten levels map onto slog levels as follows, so that
 // the specification's "debug" (where almost every message lives) is

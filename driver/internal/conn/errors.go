@@ -15,10 +15,15 @@ var ErrClosed = errors.New("conn: connection is closed")
 // NetworkError is a failure to reach the server or to exchange a message
 // with it: dial, TLS, read, write, or a reply that could not be parsed.
 // The connection it happened on is closed.
+//
+// The message names the step and the cause only ("conn: read: i/o
+// timeout"): the address and the connection id are fields, which the
+// events carrying the error (serverHost, driverConnectionId) and the
+// driver's public errors state once each.
 type NetworkError struct {
 	Op      string // "dial", "tls", "write", "read", "decode", "handshake"
 	Address string
-	ConnID  int64 // the driver's id of the connection; 0 while dialling
+	ConnID  int64 // the driver's id of the connection
 	Err     error
 	timeout bool
 }
@@ -27,13 +32,6 @@ func (e *NetworkError) Error() string {
 	var b strings.Builder
 	b.WriteString("conn: ")
 	b.WriteString(e.Op)
-	if e.Address != "" {
-		b.WriteString(" ")
-		b.WriteString(e.Address)
-	}
-	if e.ConnID != 0 {
-		fmt.Fprintf(&b, " (connection %d)", e.ConnID)
-	}
 	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
@@ -46,6 +44,34 @@ func (e *NetworkError) Unwrap() error { return e.Err }
 // Timeout reports whether the error came from a deadline: the context's,
 // connectTimeoutMS or socketTimeoutMS.
 func (e *NetworkError) Timeout() bool { return e.timeout }
+
+// HandshakeError is a failed handshake or authentication: the server
+// answered the hello but refused it, or authentication failed, including
+// by a network error, which Err then holds (a *NetworkError during the
+// hello itself is returned bare). Err is the cause, e.g. a *CommandError,
+// an *auth.Error or a *NetworkError. Like NetworkError's, its message
+// leaves the address and the connection id to the fields.
+type HandshakeError struct {
+	Address string
+	ConnID  int64
+	Stage   string // "hello" or "auth"
+	Err     error
+}
+
+func (e *HandshakeError) Error() string {
+	msg := "<nil>"
+	if e.Err != nil {
+		msg = e.Err.Error()
+	}
+	if strings.HasPrefix(msg, e.Stage+": ") {
+		// An *auth.Error names its stage itself ("auth: SCRAM-SHA-256
+		// for user ...").
+		return "conn: " + msg
+	}
+	return "conn: " + e.Stage + ": " + msg
+}
+
+func (e *HandshakeError) Unwrap() error { return e.Err }
 
 // CommandError is a reply with ok other than 1: the server ran the command
 // and refused it.

@@ -16,24 +16,6 @@ import (
 // connection cannot talk to at all.
 const MinWireVersion = 6
 
-// HandshakeError is a failed handshake or authentication: the server
-// answered the hello but refused it, or authentication failed, including
-// by a network error, which Err then holds (a *NetworkError during the
-// hello itself is returned bare). Err is the cause, e.g. a *CommandError,
-// an *auth.Error or a *NetworkError.
-type HandshakeError struct {
-	Address string
-	ConnID  int64
-	Stage   string // "hello" or "auth"
-	Err     error
-}
-
-func (e *HandshakeError) Error() string {
-	return fmt.Sprintf("conn: %s on %s (connection %d): %v", e.Stage, e.Address, e.ConnID, e.Err)
-}
-
-func (e *HandshakeError) Unwrap() error { return e.Err }
-
 // handshake sends the initial hello, takes the server's limits and the
 // compressor from the reply, and authenticates. The handshake always goes
 // over OP_MSG, as the handshake specification requires since 2026-06; the

@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,12 @@ type Op struct {
 	Sequences  []wire.Sequence
 	Selector   selection.Selector
 }
+
+// ErrClientDisconnected is the cause with which the client cancels the
+// contexts of the operations it interrupts when it disconnects (package
+// driver exports it). An error such an interruption causes says nothing
+// about the server, so SDAM's error handling does not see it.
+var ErrClientDisconnected = errors.New("driver: client is disconnected")
 
 // ids numbers operations process-wide; the ids tie an operation's
 // selection and command events together.
@@ -120,7 +127,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	fin.Attempts++
 	r, err := cc.MonitoredCommand(ctx, &conn.Request{DB: op.DB, Command: op.Command, Sequences: op.Sequences}, x.Events, id)
-	if err != nil {
+	if err != nil && !errors.Is(context.Cause(ctx), ErrClientDisconnected) {
 		x.Topology.HandleConnError(pc, addr, err, description.PhaseOperation)
 		if pc.Interrupted() {
 			err = &pool.PoolClearedError{Address: addr, Cause: err, Interrupted: true}
