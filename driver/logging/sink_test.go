@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -370,6 +371,39 @@ func TestHelloWithoutSpeculativeAuthIsLogged(t *testing.T) {
 	s.CommandStarted(context.Background(), &event.CommandStarted{CommandFields: cmdFields("hello"), Command: doc(t, `{"hello": 1}`)})
 	if got := c.take()[0].Attrs["command"]; got != `{"hello":1}` {
 		t.Fatalf("command = %v", got)
+	}
+}
+
+// TestRedactedFlag: the sink follows the producer's Redacted flag, which
+// alone knows that a hello reply belongs to a speculativeAuthenticate
+// exchange; the reply here holds nothing that names it sensitive.
+func TestRedactedFlag(t *testing.T) {
+	const secret = "nonce-Secret-77"
+	for _, redact := range []bool{true, false} {
+		t.Run(fmt.Sprint("Redacted=", redact), func(t *testing.T) {
+			s, c := newSink(t, Options{Levels: allDebug()})
+			ctx := context.Background()
+			f := cmdFields("hello")
+			f.Redacted = redact
+			cmd, reply := doc(t, `{"hello": 1, "x": "`+secret+`"}`), doc(t, `{"ok": 0, "payload": "`+secret+`"}`)
+			if redact {
+				cmd = doc(t, `{}`)
+			}
+			s.CommandStarted(ctx, &event.CommandStarted{CommandFields: f, Command: cmd})
+			s.CommandSucceeded(ctx, &event.CommandSucceeded{CommandFields: f, Reply: reply})
+			s.CommandFailed(ctx, &event.CommandFailed{CommandFields: f, Reply: reply, Failure: errors.New("failed: " + secret)})
+			for _, m := range c.take() {
+				for _, k := range []string{"command", "reply", "failure"} {
+					v, ok := m.Attrs[k]
+					if !ok {
+						continue
+					}
+					if leaked := strings.Contains(fmt.Sprint(v), secret); leaked == redact {
+						t.Errorf("%s: %s = %v", m.Message, k, v)
+					}
+				}
+			}
+		})
 	}
 }
 
