@@ -393,7 +393,7 @@ func TestCommandEventsWriteErrors(t *testing.T) {
 // and the error reaches the caller.
 func TestCommandEventsNetworkError(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
-	c, rec, logs := monitoredClient(t, s.URI()+"&retryReads=false&retryWrites=false")
+	c, rec, logs := monitoredClient(t, s.URI()+"?retryReads=false&retryWrites=false")
 	ctx := ctxTimeout(t, 10*time.Second)
 	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -457,5 +457,51 @@ func TestNoCommandEventsForHandshake(t *testing.T) {
 	}
 	if n := len(logs.commands()); n != 2 {
 		t.Errorf("%d command messages, want 2 (ping started and succeeded)", n)
+	}
+}
+
+// TestCommandEventsServiceID: in load-balanced mode every event and message
+// carries the backend's serviceId, the one hello reported.
+func TestCommandEventsServiceID(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RoleLoadBalanced}})
+	c, rec, logs := monitoredClient(t, s.URI())
+	ctx := ctxTimeout(t, 10*time.Second)
+	reply, err := c.RunCommand(ctx, "admin", bson.D{{Key: "hello", Value: 1}, {Key: "loadBalanced", Value: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, ok := reply.Lookup("serviceId").ObjectIDOK()
+	if !ok {
+		t.Fatalf("hello reply without serviceId: %v", reply)
+	}
+	_, _ = c.RunCommand(ctx, "admin", bson.D{{Key: "noSuchCommand", Value: 1}})
+	rec.mu.Lock()
+	var fields []event.CommandFields
+	for _, e := range rec.started {
+		fields = append(fields, e.CommandFields)
+	}
+	for _, e := range rec.succeeded {
+		fields = append(fields, e.CommandFields)
+	}
+	for _, e := range rec.failed {
+		fields = append(fields, e.CommandFields)
+	}
+	rec.mu.Unlock()
+	if len(fields) != 4 {
+		t.Fatalf("%d events, want 4", len(fields))
+	}
+	for _, f := range fields {
+		if f.ServiceID == nil || *f.ServiceID != want {
+			t.Errorf("%s: serviceId %v, want %v", f.CommandName, f.ServiceID, want)
+		}
+	}
+	msgs := logs.commands()
+	if len(msgs) != 4 {
+		t.Fatalf("%d messages, want 4", len(msgs))
+	}
+	for _, m := range msgs {
+		if m["serviceId"] != want.Hex() {
+			t.Errorf("%v: serviceId %v, want %s", m["msg"], m["serviceId"], want.Hex())
+		}
 	}
 }

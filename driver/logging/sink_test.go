@@ -476,6 +476,23 @@ func TestDocumentTruncation(t *testing.T) {
 	}
 }
 
+// TestFailureTruncation: the logging prose test 2's last step and test 3
+// for failures: a failure's text is cut to the maximum document length
+// like a document, at a UTF-8 boundary, with the ellipsis.
+func TestFailureTruncation(t *testing.T) {
+	s, c := newSink(t, Options{Levels: allDebug(), MaxDocumentLength: 5})
+	for _, tt := range []struct{ msg, want string }{
+		{"no such command: notARealCommand", "no su..."},
+		{"ééééé", "éé..."},
+		{"abc", "abc"},
+	} {
+		s.CommandFailed(context.Background(), &event.CommandFailed{CommandFields: cmdFields("notARealCommand"), Failure: errors.New(tt.msg)})
+		if got := c.take()[0].Attrs["failure"]; got != tt.want {
+			t.Errorf("failure %q logged as %q, want %q", tt.msg, got, tt.want)
+		}
+	}
+}
+
 func TestMalformedDocument(t *testing.T) {
 	s, c := newSink(t, Options{Levels: allDebug()})
 	s.CommandStarted(context.Background(), &event.CommandStarted{CommandFields: cmdFields("find"), Command: bson.Raw{0x10, 0, 0, 0, 2, 'x', 0}})
