@@ -963,12 +963,6 @@ func sameTopology(a, b Topology) bool {
 	return true
 }
 
-func init() {
-	register("replSetStepDown", replSetStepDownCmd, cmdAdminOnly)
-	register("replSetFreeze", replSetFreezeCmd, cmdAdminOnly)
-	register("replSetGetStatus", replSetGetStatusCmd, cmdAdminOnly)
-}
-
 // replicaMember returns the server's place in a ReplicaSet, or the error
 // mongod gives outside a replica set.
 func (s *Server) replicaMember() (*rsMember, error) {
