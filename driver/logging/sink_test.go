@@ -334,9 +334,14 @@ func TestRedaction(t *testing.T) {
 			}
 			ctx := context.Background()
 			f := cmdFields(tt.cmdName)
+			// The producer flags a hello with speculativeAuthenticate (its
+			// name alone does not tell); the other commands are sensitive
+			// by name, which the sink also checks.
+			f.Redacted = tt.cmdName == "hello" || tt.cmdName == "isMaster"
 			s.CommandStarted(ctx, &event.CommandStarted{CommandFields: f, Command: tt.cmd})
 			s.CommandSucceeded(ctx, &event.CommandSucceeded{CommandFields: f, Reply: tt.reply})
-			s.CommandFailed(ctx, &event.CommandFailed{CommandFields: f, Reply: tt.reply, Failure: errors.New("auth failed for " + secret)})
+			// A server's refusal (it has a reply) is redacted.
+			s.CommandFailed(ctx, &event.CommandFailed{CommandFields: f, Reply: doc(t, `{"ok": 0, "errmsg": "`+secret+`"}`), Failure: errors.New("auth failed for " + secret)})
 			out := buf.String()
 			if strings.Contains(out, secret) || strings.Contains(out, "hunter2") {
 				t.Fatalf("credential leaked: %s", out)
@@ -361,6 +366,20 @@ func TestRedaction(t *testing.T) {
 				t.Fatalf("got %d lines", n)
 			}
 		})
+	}
+}
+
+// TestNetworkErrorNotRedacted: a network error on a sensitive command has
+// no reply and holds nothing of the command; the specification requires it
+// logged as it is ("network error in response to saslStart is not
+// redacted").
+func TestNetworkErrorNotRedacted(t *testing.T) {
+	s, c := newSink(t, Options{Levels: allDebug()})
+	f := cmdFields("saslStart")
+	f.Redacted = true
+	s.CommandFailed(context.Background(), &event.CommandFailed{CommandFields: f, Failure: errors.New("connection reset by peer")})
+	if got := c.take()[0].Attrs["failure"]; got != "connection reset by peer" {
+		t.Fatalf("failure = %q", got)
 	}
 }
 
