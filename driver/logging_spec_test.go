@@ -59,6 +59,9 @@ type lsEntity struct {
 		ObserveLogMessages  map[string]string          `json:"observeLogMessages"`
 		ObserveEvents       []string                   `json:"observeEvents"`
 		UseMultipleMongoses *bool                      `json:"useMultipleMongoses"`
+		// ObserveSensitiveCommands keeps the events of sensitive commands,
+		// which a client otherwise ignores (monitoring_spec_test.go).
+		ObserveSensitiveCommands bool `json:"observeSensitiveCommands"`
 	} `json:"client"`
 	Database *struct {
 		ID           string `json:"id"`
@@ -398,6 +401,7 @@ type lsClient struct {
 	c      *Client
 	logs   *lsHandler
 	events *lsEvents
+	cmds   *msCommands // the command events, for expectEvents
 	closed bool
 }
 
@@ -563,12 +567,13 @@ func (r *lsRunner) createClient(e lsEntity) error {
 	}
 	h := &lsHandler{rec: &lsRecords{}}
 	ev := &lsEvents{}
+	cmds := &msCommands{observe: ce.ObserveEvents, sensitive: ce.ObserveSensitiveCommands}
 	o := &ClientOptions{
 		// The command logging tests' README asks for a large max document
 		// length (10,000) when running the logging tests, so replies come
 		// whole and $$matchAsDocument can parse them.
 		Logging:  &logging.Options{Handler: h, Levels: levels, MaxDocumentLength: 10000, Getenv: func(string) string { return "" }},
-		Monitors: []any{ev},
+		Monitors: []any{ev, cmds},
 	}
 	if err := o.ApplyURI(uri); err != nil {
 		return err
@@ -577,7 +582,7 @@ func (r *lsRunner) createClient(e lsEntity) error {
 	if err != nil {
 		return err
 	}
-	r.clients[ce.ID] = &lsClient{c: c, logs: h, events: ev}
+	r.clients[ce.ID] = &lsClient{c: c, logs: h, events: ev, cmds: cmds}
 	return nil
 }
 
