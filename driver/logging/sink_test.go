@@ -383,6 +383,24 @@ func TestNetworkErrorNotRedacted(t *testing.T) {
 	}
 }
 
+// TestCommandMessageUnixSocket: a command on a Unix socket logs its path as
+// serverHost and no serverPort; the default port 27017 is logged.
+func TestCommandMessageUnixSocket(t *testing.T) {
+	s, c := newSink(t, Options{Levels: allDebug()})
+	for _, tt := range []struct {
+		host string
+		port int
+	}{{"/tmp/mongodb-27017.sock", 0}, {"localhost", 27017}} {
+		f := event.CommandFields{CommandName: "ping", DatabaseName: "db", ServerHost: tt.host, ServerPort: tt.port}
+		s.CommandStarted(context.Background(), &event.CommandStarted{CommandFields: f, Command: doc(t, `{"ping":1}`)})
+		m := c.take()[0]
+		port, has := m.Attrs["serverPort"]
+		if m.Attrs["serverHost"] != tt.host || has != (tt.port != 0) || (has && port != int64(tt.port)) {
+			t.Errorf("%s:%d logged as serverHost %v serverPort %v", tt.host, tt.port, m.Attrs["serverHost"], port)
+		}
+	}
+}
+
 // TestHelloWithoutSpeculativeAuthIsLogged checks that redaction is not
 // over-eager: an ordinary hello is shown.
 func TestHelloWithoutSpeculativeAuthIsLogged(t *testing.T) {
