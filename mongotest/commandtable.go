@@ -7,7 +7,7 @@ package mongotest
 // cmdHello). Server.Handle overrides a row for one server and keeps its
 // flags. The table is only read.
 var commands = map[string]command{
-	// Handshake and topology (topology.go, replset.go).
+	// Handshake and topology (topology.go, replset_commands.go).
 	"hello":            {helloCmd, cmdNoAuth | cmdHello},
 	"isMaster":         {helloCmd, cmdNoAuth | cmdHello},
 	"ismaster":         {helloCmd, cmdNoAuth | cmdHello},
