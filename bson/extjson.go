@@ -6,7 +6,7 @@ import (
 )
 
 // This file holds the public Extended JSON API and the pieces the parser
-// (extjson_parse.go) and the writer (extjson_write.go) share. Both work
+// (extjson_parse*.go) and the writer (extjson_write.go) share. Both work
 // directly between JSON text and BSON bytes: nothing is decoded into Go
 // values on the way, so neither allocates per token.
 

@@ -329,6 +329,23 @@ func TestExtJSONParseErrors(t *testing.T) {
 		{`{"a":{"$code":"","$scope":{},"$scope":{}}}`, 29, "a", "$scope appears twice"},
 		{`{"a":{"$symbol":"","$scope":{}}}`, 19, "a", "cannot appear in a $symbol type wrapper"},
 		{`{"a":{"$code":"","$scope":{"b":{"$numberInt":"z"}}}}`, 45, "a.$scope.b.$numberInt", "32-bit integer"},
+		// The inner objects parseInner reads: each key once, no other key,
+		// none missing.
+		{`{"a":{"$binary":{}}}`, 6, "a.$binary", `missing its "base64"`},
+		{`{"a":{"$binary":{"base64":"AQ==" "subType":"00"}}}`, 33, "a.$binary", "want ',' or '}'"},
+		{`{"a":{"$timestamp":{"t":1,"t":2}}}`, 26, "a.$timestamp", `key "t" appears twice`},
+		{`{"a":{"$regularExpression":{"pattern":"a"}}}`, 6, "a.$regularExpression", `missing its "options"`},
+		{`{"a":{"$regularExpression":{"options":"a"}}}`, 6, "a.$regularExpression", `missing its "pattern"`},
+		{`{"a":{"$dbPointer":{"$ref":"a.b"}}}`, 6, "a.$dbPointer", `missing its "$id"`},
+		{`{"a":{"$dbPointer":{"$ref":"a.b","$ref":"c"}}}`, 33, "a.$dbPointer", `key "$ref" appears twice`},
+		{`{"a":{"$dbPointer":{"$ref":"a.b","$id":{"$oid":"0123"}}}}`, 47, "a.$dbPointer.$id.$oid", "24 hexadecimal digits"},
+		{`{"a":{"$dbPointer":{"$ref":"a.b","$id":{}}}}`, 39, "a.$dbPointer.$id", `$id must be {"$oid"`},
+		{`{"a":{"$dbPointer":{"$ref":"a.b","$id":{"x":1}}}}`, 40, "a.$dbPointer.$id", `unexpected key "x" in $dbPointer $id; want only "$oid"`},
+		{`{"a":{"$dbPointer":{"$ref":"a.b","$id":5}}}`, 39, "a.$dbPointer.$id", "must be an object"},
+		{`{"a":{"$date":{"$numberLong":"x"}}}`, 29, "a.$date.$numberLong", "64-bit integer string"},
+		{`{"a":{"$date":{}}}`, 14, "a.$date", `$date object must be {"$numberLong"`},
+		{`{"a":{"$date":{"$numberLong":"1","$numberLong":"2"}}}`, 33, "a.$date", `unexpected key "$numberLong" in $date`},
+		{`{"a":{"$date":{"$numberLong":"1"`, 32, "a.$date", "unexpected end of input"},
 		// Depth: the top-level document is depth 1 and MaxDepth the deepest.
 		// The top-level object plus MaxDepth nested ones: the innermost is
 		// one too deep, and is reported where it opens.

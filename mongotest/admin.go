@@ -11,16 +11,6 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 )
 
-func init() {
-	register("ping", pingCmd, cmdNoAuth)
-	register("buildInfo", buildInfoCmd, cmdNoAuth)
-	register("buildinfo", buildInfoCmd, cmdNoAuth) // mongod's alias
-	register("serverStatus", serverStatusCmd, 0)
-	register("endSessions", endSessionsCmd, cmdNoAuth)
-	register("killAllSessions", noopCmd, 0)
-	register("whatsmyuri", whatsmyuriCmd, cmdNoAuth)
-}
-
 func pingCmd(context.Context, *Server, *Request) (bson.Raw, error) { return nil, nil }
 
 // noopCmd accepts a command that has nothing to do in mongotest.

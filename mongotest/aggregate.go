@@ -11,10 +11,6 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
-func init() {
-	register("aggregate", aggregateCmd, 0)
-}
-
 var aggregateArgs = fieldSet("pipeline", "cursor", "explain", "allowDiskUse", "bypassDocumentValidation", "hint")
 
 // collectionlessStages are the stages that run without a collection

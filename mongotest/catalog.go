@@ -10,20 +10,6 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
-func init() {
-	register("listDatabases", listDatabasesCmd, cmdAdminOnly)
-	register("listCollections", listCollectionsCmd, 0)
-	register("listIndexes", listIndexesCmd, 0)
-	register("createIndexes", createIndexesCmd, 0)
-	register("dropIndexes", dropIndexesCmd, 0)
-	register("deleteIndexes", dropIndexesCmd, 0) // mongod's alias
-	register("create", createCmd, 0)
-	register("drop", dropCmd, 0)
-	register("dropDatabase", dropDatabaseCmd, 0)
-	register("renameCollection", renameCollectionCmd, cmdAdminOnly)
-	register("collMod", collModCmd, 0)
-}
-
 var listDatabasesArgs = fieldSet("filter", "nameOnly", "authorizedDatabases")
 
 func listDatabasesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {

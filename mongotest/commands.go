@@ -75,15 +75,6 @@ type command struct {
 	flags cmdFlags
 }
 
-// commands is the built-in registry; it is written only by init functions.
-var commands = map[string]command{}
-
-// register adds a built-in command. Command names are case-sensitive, as
-// in mongod; aliases are registered separately.
-func register(name string, h HandlerFunc, flags cmdFlags) {
-	commands[name] = command{h: h, flags: flags}
-}
-
 // sensitive are the commands whose bodies the command log never keeps.
 var sensitive = map[string]bool{
 	"authenticate": true, "saslStart": true, "saslContinue": true, "getnonce": true,
@@ -98,6 +89,10 @@ var extraCodeNames = map[int32]string{
 	334:   "MechanismUnavailable",
 	352:   "UnsupportedOpQueryCommand",
 	10334: "BSONObjectTooLarge",
+
+	codeCappedPositionLow: "CappedPositionLost",
+	codeCursorInUse:       "CursorInUse",
+	codeQueryPlanKilled:   "QueryPlanKilled",
 }
 
 // newError builds a MongoDB error with the code's name.

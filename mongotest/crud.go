@@ -17,10 +17,6 @@ const (
 	codeInvalidLength     = 16
 )
 
-func init() {
-	extraCodeNames[codeCappedPositionLow] = "CappedPositionLost"
-}
-
 // genericArgs are the fields every command accepts, as mongod's generic
 // arguments; handlers read the ones they use.
 var genericArgs = fieldSet("$db", "lsid", "txnNumber", "$clusterTime", "$readPreference",

@@ -12,13 +12,6 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
-func init() {
-	register("getMore", getMoreCmd, 0)
-	register("killCursors", killCursorsCmd, 0)
-	extraCodeNames[codeCursorInUse] = "CursorInUse"
-	extraCodeNames[codeQueryPlanKilled] = "QueryPlanKilled"
-}
-
 const (
 	codeCursorInUse     = 292
 	codeQueryPlanKilled = 175

@@ -59,10 +59,6 @@ type failAction struct {
 	hasAppName        bool
 }
 
-func init() {
-	register("configureFailPoint", configureFailPointCmd, cmdAdminOnly)
-}
-
 func configureFailPointCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	count, err := s.fps.configure(r.Body)
 	if err != nil {

@@ -10,12 +10,6 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
-func init() {
-	register("find", findCmd, 0)
-	register("count", countCmd, 0)
-	register("distinct", distinctCmd, 0)
-}
-
 var findArgs = fieldSet("filter", "projection", "sort", "skip", "limit", "batchSize", "singleBatch",
 	"tailable", "awaitData", "noCursorTimeout", "hint", "allowPartialResults", "allowDiskUse",
 	"oplogReplay", "readOnce", "returnKey", "showRecordId", "min", "max", "maxScan", "snapshot")

@@ -12,11 +12,6 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/update"
 )
 
-func init() {
-	register("findAndModify", findAndModifyCmd, 0)
-	register("findandmodify", findAndModifyCmd, 0) // mongod's alias
-}
-
 var famArgs = fieldSet("query", "sort", "remove", "update", "new", "fields", "upsert",
 	"arrayFilters", "bypassDocumentValidation", "hint", "stmtId")
 

@@ -157,13 +157,6 @@ type scramConversation struct {
 
 var errAuthFailed = &mongoerr.Error{Code: mongoerr.AuthenticationFailed, CodeName: "AuthenticationFailed", Message: "Authentication failed."}
 
-func init() {
-	register("saslStart", saslStartCmd, cmdNoAuth|cmdSensitive)
-	register("saslContinue", saslContinueCmd, cmdNoAuth|cmdSensitive)
-	register("logout", logoutCmd, cmdNoAuth)
-	register("connectionStatus", connectionStatusCmd, cmdNoAuth)
-}
-
 func saslStartCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	c := r.Conn
 	c.sasl = nil

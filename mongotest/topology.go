@@ -229,12 +229,6 @@ func (s *Server) appendClusterTime(dst []byte) []byte {
 	return bson.AppendTimestampElement(dst, "operationTime", ts.T, ts.I)
 }
 
-func init() {
-	register("hello", helloCmd, cmdNoAuth|cmdHello)
-	register("isMaster", helloCmd, cmdNoAuth|cmdHello)
-	register("ismaster", helloCmd, cmdNoAuth|cmdHello)
-}
-
 // helloCmd answers hello and legacy hello, waiting first when the request
 // is awaitable (topologyVersion and maxAwaitTimeMS).
 func helloCmd(ctx context.Context, s *Server, r *Request) (bson.Raw, error) {

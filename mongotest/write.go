@@ -11,12 +11,6 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/update"
 )
 
-func init() {
-	register("insert", insertCmd, 0)
-	register("update", updateCmd, 0)
-	register("delete", deleteCmd, 0)
-}
-
 var (
 	insertArgs = fieldSet("documents", "ordered", "bypassDocumentValidation", "stmtIds", "stmtId")
 	updateArgs = fieldSet("updates", "ordered", "bypassDocumentValidation", "stmtIds", "stmtId")

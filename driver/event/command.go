@@ -75,11 +75,18 @@ type CommandFields struct {
 	// ServiceID is the load balancer's backend service, in load-balanced
 	// mode only.
 	ServiceID *bson.ObjectID
+	// Redacted is set by the producer when the command is security
+	// sensitive (IsSensitiveCommand): the started event's Command and the
+	// succeeded event's Reply are then empty documents, and a failed
+	// event's Failure keeps only the server's code, code name and error
+	// labels. Monitors that show or export payloads use it; they need not
+	// guess from the command name or the document's size.
+	Redacted bool
 }
 
 // CommandStarted is sent before a command goes on the wire. Command is
-// redacted (empty) for the security-sensitive commands the command
-// monitoring specification lists.
+// redacted (an empty document, with Redacted set) for the security-sensitive
+// commands the command monitoring specification lists.
 type CommandStarted struct {
 	CommandFields
 	Command bson.Raw
@@ -89,7 +96,7 @@ type CommandStarted struct {
 type CommandSucceeded struct {
 	CommandFields
 	Duration time.Duration
-	Reply    bson.Raw // redacted (empty) for security-sensitive commands
+	Reply    bson.Raw // redacted (an empty document) when Redacted is set
 }
 
 // CommandFailed is sent when a command failed: a network error, a timeout or
@@ -97,8 +104,12 @@ type CommandSucceeded struct {
 type CommandFailed struct {
 	CommandFields
 	Duration time.Duration
-	Failure  error
-	Reply    bson.Raw // the server's reply when there was one, else nil
+	// Failure is the error. When Redacted is set and the server refused
+	// the command, it keeps only the code, code name and error labels.
+	Failure error
+	// Reply is the server's reply when there was one, else nil; an empty
+	// document when Redacted is set.
+	Reply bson.Raw
 }
 
 // sensitiveCommands are the commands whose contents the command monitoring

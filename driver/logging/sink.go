@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -121,15 +120,13 @@ func (s *Sink) errorText(err error) string {
 	return truncate(err.Error(), s.maxDoc)
 }
 
-// isSensitive tells whether a command must be redacted
-// (event.IsSensitiveCommand). An empty hello counts too: the driver empties
-// the hello it redacts, so an empty one is taken as one that was.
-func isSensitive(name string, cmd bson.Raw) bool {
-	if event.IsSensitiveCommand(name, cmd) {
-		return true
-	}
-	n := strings.ToLower(name)
-	return (n == "hello" || n == "ismaster") && len(cmd) <= 5
+// redacted tells whether a command event's payload must be logged as
+// redacted: the producer set Redacted (conn's MonitoredCommand applies the
+// specification's rules, speculativeAuthenticate included), or, for an
+// event built by hand without the flag, the command's name alone makes it
+// sensitive (saslStart, createUser...). doc is the event's command or reply.
+func redacted(f *event.CommandFields, doc bson.Raw) bool {
+	return f.Redacted || event.IsSensitiveCommand(f.CommandName, doc)
 }
 
 func (s *Sink) addCommandFields(r *slog.Record, f *event.CommandFields) {
@@ -159,7 +156,7 @@ func (s *Sink) CommandStarted(ctx context.Context, e *event.CommandStarted) cont
 	r := s.record(compCommand, debug, "Command started")
 	s.addCommandFields(&r, &e.CommandFields)
 	cmd := "{}"
-	if !isSensitive(e.CommandName, e.Command) {
+	if !redacted(&e.CommandFields, e.Command) {
 		cmd = s.document(e.Command)
 	}
 	r.AddAttrs(slog.String("command", cmd))
@@ -176,20 +173,11 @@ func (s *Sink) CommandSucceeded(ctx context.Context, e *event.CommandSucceeded) 
 	r := s.record(compCommand, debug, "Command succeeded")
 	s.addCommandFields(&r, &e.CommandFields)
 	reply := "{}"
-	// The reply of a hello is redacted only when its command was; the
-	// succeeded event does not carry the command, so any hello reply that
-	// holds speculativeAuthenticate counts.
-	if !sensitiveReply(e.CommandName, e.Reply) {
+	if !redacted(&e.CommandFields, e.Reply) {
 		reply = s.document(e.Reply)
 	}
 	r.AddAttrs(durationMS(e.Duration), slog.String("reply", reply))
 	s.emit(ctx, r)
-}
-
-// sensitiveReply applies the same rule to a reply: a hello reply holding
-// speculativeAuthenticate is sensitive too.
-func sensitiveReply(name string, reply bson.Raw) bool {
-	return event.IsSensitiveCommand(name, reply)
 }
 
 // CommandFailed logs "Command failed". It implements event.CommandMonitor.
@@ -199,8 +187,12 @@ func (s *Sink) CommandFailed(ctx context.Context, e *event.CommandFailed) {
 	}
 	r := s.record(compCommand, debug, "Command failed")
 	s.addCommandFields(&r, &e.CommandFields)
+	// The server's refusal of a sensitive command is logged empty (even
+	// its code, as the specification's log tests expect); a network error
+	// or timeout, which has no reply, holds nothing of the command and is
+	// logged as it is, as the specification requires.
 	failure := ""
-	if !sensitiveReply(e.CommandName, e.Reply) {
+	if e.Reply == nil || !redacted(&e.CommandFields, e.Reply) {
 		failure = s.errorText(e.Failure)
 	}
 	r.AddAttrs(durationMS(e.Duration), slog.String("failure", failure))
@@ -333,7 +325,7 @@ func (s *Sink) TopologyEvent(ctx context.Context, ev event.TopologyEvent) {
 	case *event.ServerHeartbeatSucceeded:
 		heartbeat("Server heartbeat succeeded", &e.HeartbeatFields)
 		reply := "{}"
-		if !sensitiveReply("hello", e.Reply) {
+		if !event.IsSensitiveCommand("hello", e.Reply) {
 			reply = s.document(e.Reply)
 		}
 		r.AddAttrs(durationMS(e.Duration), slog.String("reply", reply))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -333,9 +334,14 @@ func TestRedaction(t *testing.T) {
 			}
 			ctx := context.Background()
 			f := cmdFields(tt.cmdName)
+			// The producer flags a hello with speculativeAuthenticate (its
+			// name alone does not tell); the other commands are sensitive
+			// by name, which the sink also checks.
+			f.Redacted = tt.cmdName == "hello" || tt.cmdName == "isMaster"
 			s.CommandStarted(ctx, &event.CommandStarted{CommandFields: f, Command: tt.cmd})
 			s.CommandSucceeded(ctx, &event.CommandSucceeded{CommandFields: f, Reply: tt.reply})
-			s.CommandFailed(ctx, &event.CommandFailed{CommandFields: f, Reply: tt.reply, Failure: errors.New("auth failed for " + secret)})
+			// A server's refusal (it has a reply) is redacted.
+			s.CommandFailed(ctx, &event.CommandFailed{CommandFields: f, Reply: doc(t, `{"ok": 0, "errmsg": "`+secret+`"}`), Failure: errors.New("auth failed for " + secret)})
 			out := buf.String()
 			if strings.Contains(out, secret) || strings.Contains(out, "hunter2") {
 				t.Fatalf("credential leaked: %s", out)
@@ -363,6 +369,38 @@ func TestRedaction(t *testing.T) {
 	}
 }
 
+// TestNetworkErrorNotRedacted: a network error on a sensitive command has
+// no reply and holds nothing of the command; the specification requires it
+// logged as it is ("network error in response to saslStart is not
+// redacted").
+func TestNetworkErrorNotRedacted(t *testing.T) {
+	s, c := newSink(t, Options{Levels: allDebug()})
+	f := cmdFields("saslStart")
+	f.Redacted = true
+	s.CommandFailed(context.Background(), &event.CommandFailed{CommandFields: f, Failure: errors.New("connection reset by peer")})
+	if got := c.take()[0].Attrs["failure"]; got != "connection reset by peer" {
+		t.Fatalf("failure = %q", got)
+	}
+}
+
+// TestCommandMessageUnixSocket: a command on a Unix socket logs its path as
+// serverHost and no serverPort; the default port 27017 is logged.
+func TestCommandMessageUnixSocket(t *testing.T) {
+	s, c := newSink(t, Options{Levels: allDebug()})
+	for _, tt := range []struct {
+		host string
+		port int
+	}{{"/tmp/mongodb-27017.sock", 0}, {"localhost", 27017}} {
+		f := event.CommandFields{CommandName: "ping", DatabaseName: "db", ServerHost: tt.host, ServerPort: tt.port}
+		s.CommandStarted(context.Background(), &event.CommandStarted{CommandFields: f, Command: doc(t, `{"ping":1}`)})
+		m := c.take()[0]
+		port, has := m.Attrs["serverPort"]
+		if m.Attrs["serverHost"] != tt.host || has != (tt.port != 0) || (has && port != int64(tt.port)) {
+			t.Errorf("%s:%d logged as serverHost %v serverPort %v", tt.host, tt.port, m.Attrs["serverHost"], port)
+		}
+	}
+}
+
 // TestHelloWithoutSpeculativeAuthIsLogged checks that redaction is not
 // over-eager: an ordinary hello is shown.
 func TestHelloWithoutSpeculativeAuthIsLogged(t *testing.T) {
@@ -370,6 +408,39 @@ func TestHelloWithoutSpeculativeAuthIsLogged(t *testing.T) {
 	s.CommandStarted(context.Background(), &event.CommandStarted{CommandFields: cmdFields("hello"), Command: doc(t, `{"hello": 1}`)})
 	if got := c.take()[0].Attrs["command"]; got != `{"hello":1}` {
 		t.Fatalf("command = %v", got)
+	}
+}
+
+// TestRedactedFlag: the sink follows the producer's Redacted flag, which
+// alone knows that a hello reply belongs to a speculativeAuthenticate
+// exchange; the reply here holds nothing that names it sensitive.
+func TestRedactedFlag(t *testing.T) {
+	const secret = "nonce-Secret-77"
+	for _, redact := range []bool{true, false} {
+		t.Run(fmt.Sprint("Redacted=", redact), func(t *testing.T) {
+			s, c := newSink(t, Options{Levels: allDebug()})
+			ctx := context.Background()
+			f := cmdFields("hello")
+			f.Redacted = redact
+			cmd, reply := doc(t, `{"hello": 1, "x": "`+secret+`"}`), doc(t, `{"ok": 0, "payload": "`+secret+`"}`)
+			if redact {
+				cmd = doc(t, `{}`)
+			}
+			s.CommandStarted(ctx, &event.CommandStarted{CommandFields: f, Command: cmd})
+			s.CommandSucceeded(ctx, &event.CommandSucceeded{CommandFields: f, Reply: reply})
+			s.CommandFailed(ctx, &event.CommandFailed{CommandFields: f, Reply: reply, Failure: errors.New("failed: " + secret)})
+			for _, m := range c.take() {
+				for _, k := range []string{"command", "reply", "failure"} {
+					v, ok := m.Attrs[k]
+					if !ok {
+						continue
+					}
+					if leaked := strings.Contains(fmt.Sprint(v), secret); leaked == redact {
+						t.Errorf("%s: %s = %v", m.Message, k, v)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -439,6 +510,23 @@ func TestDocumentTruncation(t *testing.T) {
 				t.Errorf("bad body %q", body)
 			}
 		})
+	}
+}
+
+// TestFailureTruncation: the logging prose test 2's last step and test 3
+// for failures: a failure's text is cut to the maximum document length
+// like a document, at a UTF-8 boundary, with the ellipsis.
+func TestFailureTruncation(t *testing.T) {
+	s, c := newSink(t, Options{Levels: allDebug(), MaxDocumentLength: 5})
+	for _, tt := range []struct{ msg, want string }{
+		{"no such command: notARealCommand", "no su..."},
+		{"ééééé", "éé..."},
+		{"abc", "abc"},
+	} {
+		s.CommandFailed(context.Background(), &event.CommandFailed{CommandFields: cmdFields("notARealCommand"), Failure: errors.New(tt.msg)})
+		if got := c.take()[0].Attrs["failure"]; got != tt.want {
+			t.Errorf("failure %q logged as %q, want %q", tt.msg, got, tt.want)
+		}
 	}
 }
 

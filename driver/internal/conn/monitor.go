@@ -26,8 +26,9 @@ var okDoc = func() bson.Raw {
 // CommandStarted before the message goes out, then a CommandSucceeded (ok: 1,
 // a write concern error included) or a CommandFailed (a refusal, a network
 // error or a timeout), all carrying operationID and the connection's ids.
-// Sensitive commands (event.IsSensitiveCommand) are published with an empty
-// command and reply. With no command monitor on d it is exactly Command and
+// Sensitive commands (event.IsSensitiveCommand) are published with Redacted
+// set, an empty command and reply, and a failure cut to its code, code name
+// and labels. With no command monitor on d it is exactly Command and
 // costs nothing more.
 func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Dispatcher, operationID int64) (*Reply, error) {
 	if !d.Command() {
@@ -51,16 +52,23 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 		f.ServerConnectionID = &sid
 	}
 	f.ServiceID = c.hello.ServiceID
-	sensitive := event.IsSensitiveCommand(name, req.Command)
+	// The specification's Security rules: the command and reply of a
+	// sensitive command are published as empty documents and a server
+	// error keeps only its code, code name and labels. The flag travels on
+	// every event so monitors need not decide again.
+	f.Redacted = event.IsSensitiveCommand(name, req.Command)
 	cmd := emptyDoc
-	if !sensitive {
+	if !f.Redacted {
 		cmd = eventCommand(req, c.cfg.Handshake.ServerAPI)
 	}
 	ctx = d.CommandStarted(ctx, &event.CommandStarted{CommandFields: f, Command: cmd})
 	start := time.Now()
 	failed := func(err error, reply bson.Raw) {
-		if sensitive && reply != nil {
-			reply = emptyDoc
+		if f.Redacted {
+			err = redactedFailure(err)
+			if reply != nil {
+				reply = emptyDoc
+			}
 		}
 		d.CommandFailed(ctx, &event.CommandFailed{CommandFields: f, Duration: time.Since(start), Failure: err, Reply: reply})
 	}
@@ -79,11 +87,14 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 	}
 	switch rerr := ReplyError(r.Body).(type) {
 	case nil, *WriteConcernError:
-		reply := r.Body
-		if sensitive || event.IsSensitiveCommand(name, reply) {
-			reply = emptyDoc
+		reply, sf := r.Body, f
+		// A hello reply carrying speculativeAuthenticate is redacted even
+		// if its command somehow was not: the server only sends one to a
+		// hello that asked, and it belongs to an authentication exchange.
+		if sf.Redacted || event.IsSensitiveCommand(name, reply) {
+			reply, sf.Redacted = emptyDoc, true
 		}
-		d.CommandSucceeded(ctx, &event.CommandSucceeded{CommandFields: f, Duration: time.Since(start), Reply: reply})
+		d.CommandSucceeded(ctx, &event.CommandSucceeded{CommandFields: sf, Duration: time.Since(start), Reply: reply})
 		if rerr != nil {
 			return r, rerr
 		}
@@ -93,6 +104,18 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 		r.Release()
 		return nil, rerr
 	}
+}
+
+// redactedFailure is the failure a CommandFailed event of a sensitive
+// command carries: a server refusal keeps its code, code name and error
+// labels and loses its message and reply; any other error (network,
+// timeout) holds nothing from the command and is kept.
+func redactedFailure(err error) error {
+	ce, ok := err.(*CommandError)
+	if !ok {
+		return err
+	}
+	return &CommandError{Code: ce.Code, CodeName: ce.CodeName, Labels: ce.Labels}
 }
 
 // eventCommand is the command as the events show it: the body with "$db"

@@ -1,14 +1,18 @@
 package conn
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/internal/wire"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
@@ -201,3 +205,37 @@ func stringOf(e any) string {
 }
 
 func asInt(v bson.RawValue) int64 { n, _ := v.AsInt64OK(); return n }
+
+// TestUnacknowledgedWriteLogged: an unacknowledged write gets a "Command
+// succeeded" message whose reply is {ok: 1}, like its event, and the same
+// requestId as its "Command started".
+func TestUnacknowledgedWriteLogged(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	c, err := Dial(context.Background(), Config{Address: s.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var buf bytes.Buffer
+	sink, err := logging.New(logging.Options{Handler: slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}),
+		Getenv: func(string) string { return "" }, Levels: map[logging.Component]logging.Level{logging.ComponentCommand: logging.LevelDebug}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &Request{DB: "app", Command: doc(t, bson.D{{Key: "insert", Value: "people"}, {Key: "writeConcern", Value: bson.D{{Key: "w", Value: int32(0)}}}}),
+		Sequences: []wire.Sequence{{Identifier: "documents", Docs: []bson.Raw{doc(t, bson.D{{Key: "_id", Value: int32(1)}})}}}, MoreToCome: true}
+	if _, err := c.MonitoredCommand(context.Background(), req, event.NewDispatcher(sink), 7); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
+	if len(msgs) != 2 || msgs[1]["msg"] != "Command succeeded" || msgs[1]["reply"] != `{"ok":1}` || msgs[0]["requestId"] != msgs[1]["requestId"] {
+		t.Fatalf("messages %v", msgs)
+	}
+}

@@ -1,0 +1,63 @@
+package mongotest
+
+// commands is every built-in command, in one place: the name as sent (names
+// are case-sensitive, as in mongod, so each alias and legacy spelling has
+// its own row), the handler, and the flags that say when it may run
+// (cmdNoAuth, cmdAdminOnly) and how the server treats it (cmdSensitive,
+// cmdHello). Server.Handle overrides a row for one server and keeps its
+// flags. The table is only read.
+var commands = map[string]command{
+	// Handshake and topology (topology.go, replset_commands.go).
+	"hello":            {helloCmd, cmdNoAuth | cmdHello},
+	"isMaster":         {helloCmd, cmdNoAuth | cmdHello},
+	"ismaster":         {helloCmd, cmdNoAuth | cmdHello},
+	"replSetStepDown":  {replSetStepDownCmd, cmdAdminOnly},
+	"replSetFreeze":    {replSetFreezeCmd, cmdAdminOnly},
+	"replSetGetStatus": {replSetGetStatusCmd, cmdAdminOnly},
+
+	// Authentication (scram.go).
+	"saslStart":        {saslStartCmd, cmdNoAuth | cmdSensitive},
+	"saslContinue":     {saslContinueCmd, cmdNoAuth | cmdSensitive},
+	"logout":           {logoutCmd, cmdNoAuth},
+	"connectionStatus": {connectionStatusCmd, cmdNoAuth},
+
+	// Administration and sessions (admin.go).
+	"ping":            {pingCmd, cmdNoAuth},
+	"buildInfo":       {buildInfoCmd, cmdNoAuth},
+	"buildinfo":       {buildInfoCmd, cmdNoAuth}, // mongod's alias
+	"serverStatus":    {serverStatusCmd, 0},
+	"endSessions":     {endSessionsCmd, cmdNoAuth},
+	"killAllSessions": {noopCmd, 0},
+	"whatsmyuri":      {whatsmyuriCmd, cmdNoAuth},
+
+	// Fail points (failpoint.go).
+	"configureFailPoint": {configureFailPointCmd, cmdAdminOnly},
+
+	// Reads (find.go, aggregate.go) and cursors (cursors.go).
+	"find":        {findCmd, 0},
+	"count":       {countCmd, 0},
+	"distinct":    {distinctCmd, 0},
+	"aggregate":   {aggregateCmd, 0},
+	"getMore":     {getMoreCmd, 0},
+	"killCursors": {killCursorsCmd, 0},
+
+	// Writes (write.go, findandmodify.go).
+	"insert":        {insertCmd, 0},
+	"update":        {updateCmd, 0},
+	"delete":        {deleteCmd, 0},
+	"findAndModify": {findAndModifyCmd, 0},
+	"findandmodify": {findAndModifyCmd, 0}, // mongod's alias
+
+	// Catalog (catalog.go).
+	"listDatabases":    {listDatabasesCmd, cmdAdminOnly},
+	"listCollections":  {listCollectionsCmd, 0},
+	"listIndexes":      {listIndexesCmd, 0},
+	"createIndexes":    {createIndexesCmd, 0},
+	"dropIndexes":      {dropIndexesCmd, 0},
+	"deleteIndexes":    {dropIndexesCmd, 0}, // mongod's alias
+	"create":           {createCmd, 0},
+	"drop":             {dropCmd, 0},
+	"dropDatabase":     {dropDatabaseCmd, 0},
+	"renameCollection": {renameCollectionCmd, cmdAdminOnly},
+	"collMod":          {collModCmd, 0},
+}
