@@ -232,7 +232,14 @@ func (m *monitor) check() bool {
 		m.s.rtt.Add(dur)
 	}
 	m.succeeded(c.ID(), &hello, dur, awaited)
-	return c.Streaming() || (m.t.streaming && hello.TopologyVersion != nil)
+	if !m.t.streaming || hello.TopologyVersion == nil {
+		return c.Streaming()
+	}
+	// The server streams (it may have learnt to since the handshake):
+	// it needs the RTT monitor, and its next awaitable hello goes out at
+	// once, even when this reply ended a stream.
+	m.startRTT()
+	return true
 }
 
 // timeout is the monitor's context bounded by d; d 0 means no bound
