@@ -171,7 +171,12 @@ func topologyConfig(cs *connstring.ConnString, s *conn.Settings, d *event.Dispat
 		cfg.HeartbeatFrequency = *cs.HeartbeatFrequency
 	}
 	if cs.ConnectTimeout != nil {
+		// connectTimeoutMS=0 means no limit, for the monitors too; the
+		// topology takes zero for its default.
 		cfg.ConnectTimeout = *cs.ConnectTimeout
+		if cfg.ConnectTimeout == 0 {
+			cfg.ConnectTimeout = topology.NoTimeout
+		}
 	}
 	if cs.ServerSelectionTimeout != nil {
 		cfg.ServerSelectionTimeout = *cs.ServerSelectionTimeout

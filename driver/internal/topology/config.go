@@ -22,6 +22,33 @@ const (
 	DefaultSRVServiceName = "mongodb"
 )
 
+// NoTimeout as Config.ConnectTimeout is connectTimeoutMS=0: the monitors'
+// connections and checks have no time limit.
+const NoTimeout time.Duration = -1
+
+// monitorTimeout is the connect timeout of the monitors; 0 means none.
+func (c Config) monitorTimeout() time.Duration {
+	return max(c.ConnectTimeout, 0)
+}
+
+// awaitTimeout bounds the wait for one awaited hello reply:
+// connectTimeoutMS + heartbeatFrequencyMS, or none when connectTimeoutMS
+// is 0 (Server Monitoring, "Socket timeout").
+func (c Config) awaitTimeout() time.Duration {
+	if c.ConnectTimeout <= 0 {
+		return 0
+	}
+	return c.ConnectTimeout + c.HeartbeatFrequency
+}
+
+// lookupTimeout bounds one SRV rescan.
+func (c Config) lookupTimeout() time.Duration {
+	if c.ConnectTimeout <= 0 {
+		return conn.DefaultConnectTimeout
+	}
+	return c.ConnectTimeout
+}
+
 // MonitoringMode is serverMonitoringMode: how monitors learn of changes.
 type MonitoringMode string
 
@@ -95,9 +122,16 @@ type Config struct {
 	// DefaultMinHeartbeatFrequency.
 	HeartbeatFrequency    time.Duration
 	MinHeartbeatFrequency time.Duration
-	// ConnectTimeout bounds establishing a monitoring connection and each
-	// non-awaited check (connectTimeoutMS, the monitors' socket timeout);
-	// 0 means conn.DefaultConnectTimeout.
+	// ConnectTimeout is connectTimeoutMS as the monitors use it: it
+	// bounds establishing a monitoring or RTT connection and each
+	// non-awaited check, and with HeartbeatFrequency added, each awaited
+	// reply. Monitors never use the connections' socketTimeoutMS (nor
+	// timeoutMS), whatever ConnConfig says. 0 means
+	// conn.DefaultConnectTimeout; NoTimeout (any negative value) is
+	// connectTimeoutMS=0: no limit at all, awaited replies included. SRV
+	// rescans are bounded by ConnectTimeout too, or by
+	// conn.DefaultConnectTimeout under NoTimeout, since a DNS query
+	// without any bound could stall polling forever.
 	ConnectTimeout time.Duration
 	// Mode is serverMonitoringMode; "" means ModeAuto.
 	Mode MonitoringMode
@@ -139,9 +173,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MinHeartbeatFrequency < 0 {
 		return c, &ConfigError{Field: "MinHeartbeatFrequency", Reason: "must not be negative"}
 	}
-	if c.ConnectTimeout < 0 {
-		return c, &ConfigError{Field: "ConnectTimeout", Reason: "must not be negative"}
-	}
 	if err := c.checkSRV(); err != nil {
 		return c, err
 	}
@@ -157,8 +188,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MinHeartbeatFrequency == 0 {
 		c.MinHeartbeatFrequency = DefaultMinHeartbeatFrequency
 	}
-	if c.ConnectTimeout == 0 {
+	switch {
+	case c.ConnectTimeout == 0:
 		c.ConnectTimeout = conn.DefaultConnectTimeout
+	case c.ConnectTimeout < 0:
+		c.ConnectTimeout = NoTimeout
 	}
 	if c.Getenv == nil {
 		c.Getenv = os.Getenv

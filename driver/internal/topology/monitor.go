@@ -38,11 +38,15 @@ type monitor struct {
 	// prevTV is the topologyVersion of the last successful check, nil
 	// after a failure; only the run goroutine uses it.
 	prevTV *handshake.TopologyVersion
+	// api is the declared Stable API of the client, nil when none: it
+	// makes every monitoring hello a hello with apiVersion.
+	api *handshake.ServerAPI
 }
 
 func newMonitor(t *Topology, s *Server) *monitor {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &monitor{t: t, s: s, addr: s.addr, ctx: ctx, cancel: cancel, checkNow: make(chan struct{}, 1)}
+	api := t.cfg.ConnConfig(s.addr).Handshake.ServerAPI
+	return &monitor{t: t, s: s, addr: s.addr, ctx: ctx, cancel: cancel, checkNow: make(chan struct{}, 1), api: api}
 }
 
 // start runs the monitor's goroutine, once; after stop it does nothing.
@@ -110,7 +114,6 @@ func (m *monitor) run() {
 		case <-m.checkNow:
 		default:
 		}
-		begin := time.Now()
 		again := m.check()
 		if m.ctx.Err() != nil {
 			return
@@ -118,18 +121,21 @@ func (m *monitor) run() {
 		if again {
 			continue
 		}
-		if !m.wait(begin) {
+		if !m.wait(time.Now()) {
 			return
 		}
 	}
 }
 
-// wait sleeps until heartbeatFrequency after begin, or until a requested
-// check, but never ends before minHeartbeatFrequency after begin. It
-// returns false when the monitor stops.
-func (m *monitor) wait(begin time.Time) bool {
+// wait sleeps until heartbeatFrequency after end, the end of the last
+// check, or until a requested check, but never ends before
+// minHeartbeatFrequency after end: the specification counts both from the
+// end of the previous check, so a check that took long (a server that
+// never answers, bounded by connectTimeout) is still followed by a full
+// heartbeatFrequency of rest. It returns false when the monitor stops.
+func (m *monitor) wait(end time.Time) bool {
 	cfg := m.t.cfg
-	timer := time.NewTimer(time.Until(begin.Add(cfg.HeartbeatFrequency)))
+	timer := time.NewTimer(time.Until(end.Add(cfg.HeartbeatFrequency)))
 	defer timer.Stop()
 	select {
 	case <-m.ctx.Done():
@@ -138,7 +144,7 @@ func (m *monitor) wait(begin time.Time) bool {
 		return true
 	case <-m.checkNow:
 	}
-	d := time.Until(begin.Add(cfg.MinHeartbeatFrequency))
+	d := time.Until(end.Add(cfg.MinHeartbeatFrequency))
 	if d <= 0 {
 		return true
 	}
@@ -168,8 +174,11 @@ func (m *monitor) current() *conn.Conn {
 }
 
 // check runs one check and applies its result. It returns true when the
-// next check should begin at once: a streaming connection has its next
-// reply coming, or a known server failed and deserves one retry.
+// next check should begin at once: in the streaming protocol after every
+// successful reply from a server that supports it (the next reply of the
+// stream, or, when the server ended the stream by leaving moreToCome
+// unset, a new awaitable hello), and after a network error on a server
+// that was known, which deserves one retry.
 func (m *monitor) check() bool {
 	c := m.current()
 	if c == nil {
@@ -191,20 +200,20 @@ func (m *monitor) check() bool {
 	cfg := m.t.cfg
 	switch {
 	case c.Streaming():
-		reply, err = m.receive(c, cfg.ConnectTimeout+cfg.HeartbeatFrequency)
+		reply, err = m.receive(c, cfg.awaitTimeout())
 	case tv != nil:
 		// The awaitable hello: the server answers when its topology
 		// changes or after maxAwaitTimeMS, and keeps answering (exhaust)
 		// without being asked again.
-		ctx, cancel := context.WithTimeout(m.ctx, cfg.ConnectTimeout)
-		err = c.Send(ctx, &conn.Request{DB: "admin", Command: helloCommand(c, tv, cfg.HeartbeatFrequency), ExhaustAllowed: true})
+		ctx, cancel := m.timeout(cfg.monitorTimeout())
+		err = c.Send(ctx, &conn.Request{DB: "admin", Command: helloCommand(c, m.api, tv, cfg.HeartbeatFrequency), ExhaustAllowed: true})
 		cancel()
 		if err == nil {
-			reply, err = m.receive(c, cfg.ConnectTimeout+cfg.HeartbeatFrequency)
+			reply, err = m.receive(c, cfg.awaitTimeout())
 		}
 	default:
-		ctx, cancel := context.WithTimeout(m.ctx, cfg.ConnectTimeout)
-		reply, err = c.Command(ctx, &conn.Request{DB: "admin", Command: helloCommand(c, nil, 0)})
+		ctx, cancel := m.timeout(cfg.monitorTimeout())
+		reply, err = c.Command(ctx, &conn.Request{DB: "admin", Command: helloCommand(c, m.api, nil, 0)})
 		cancel()
 	}
 	dur := time.Since(start)
@@ -223,12 +232,29 @@ func (m *monitor) check() bool {
 		m.s.rtt.Add(dur)
 	}
 	m.succeeded(c.ID(), &hello, dur, awaited)
-	return awaited && c.Streaming()
+	if !m.t.streaming || hello.TopologyVersion == nil {
+		return c.Streaming()
+	}
+	// The server streams (it may have learnt to since the handshake):
+	// it needs the RTT monitor, and its next awaitable hello goes out at
+	// once, even when this reply ended a stream.
+	m.startRTT()
+	return true
 }
 
-// receive reads the next reply of an exhaust stream.
+// timeout is the monitor's context bounded by d; d 0 means no bound
+// (connectTimeoutMS=0), only the monitor's stop.
+func (m *monitor) timeout(d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(m.ctx)
+	}
+	return context.WithTimeout(m.ctx, d)
+}
+
+// receive reads the next reply of an exhaust stream, waiting at most
+// timeout (0: without limit).
 func (m *monitor) receive(c *conn.Conn, timeout time.Duration) (*conn.Reply, error) {
-	ctx, cancel := context.WithTimeout(m.ctx, timeout)
+	ctx, cancel := m.timeout(timeout)
 	defer cancel()
 	reply, err := c.Receive(ctx)
 	if err != nil {
@@ -245,7 +271,7 @@ func (m *monitor) receive(c *conn.Conn, timeout time.Duration) (*conn.Reply, err
 func (m *monitor) connect() bool {
 	m.heartbeatStarted(0, false)
 	cc := m.config()
-	ctx, cancel := context.WithTimeout(m.ctx, m.t.cfg.ConnectTimeout)
+	ctx, cancel := m.timeout(m.t.cfg.monitorTimeout())
 	start := time.Now()
 	c, err := conn.Dial(ctx, cc)
 	dur := time.Since(start)
@@ -272,13 +298,18 @@ func (m *monitor) connect() bool {
 	return m.t.streaming && hello.TopologyVersion != nil
 }
 
-// config is the configuration of a monitoring connection. The Server
-// Monitoring specification forbids authenticating on it, or negotiating a
-// mechanism, so it carries no credential.
+// config is the configuration of a monitoring or RTT connection. The
+// Server Monitoring specification forbids authenticating on it, or
+// negotiating a mechanism, so it carries no credential. Its timeouts are
+// the monitor's own: connectTimeoutMS to connect, and no socketTimeoutMS
+// (which bounds application reads, and would cut every awaited hello
+// short); each check sets its deadline through its context instead.
 func (m *monitor) config() conn.Config {
 	cc := m.t.cfg.ConnConfig(m.addr)
 	cc.ID = 0
 	cc.Credential = nil
+	cc.ConnectTimeout = m.t.cfg.monitorTimeout()
+	cc.SocketTimeout = 0
 	return cc
 }
 
@@ -294,6 +325,41 @@ func (m *monitor) succeeded(connID int64, hello *handshake.Reply, dur time.Durat
 	sd := description.NewServer(m.addr, hello, avg, time.Now())
 	sd.MinRoundTripTime = m.s.rtt.Min()
 	m.t.apply(m.s, sd)
+}
+
+// handshakeSucceeded feeds the hello reply of an application connection's
+// handshake, established under pool generation gen, into the topology like
+// a successful check (Server Monitoring, "Clients update the topology from
+// each handshake"): the server may have changed since its monitor's last
+// check, and the reply says how. It is not a heartbeat, so no heartbeat
+// event is published and no RTT sample taken (pool connections are
+// established under the application's load; the description keeps the
+// monitor's RTT). Two guards keep an old reply from undoing newer news:
+// a reply whose connection was dialled before the pool was last cleared is
+// dropped (the clear, and the Unknown description that came with it, may
+// be newer than the reply), and Apply ignores a reply whose topologyVersion
+// is older than the current description's. In load-balanced mode the
+// server is a LoadBalancer whatever its hello says, so nothing is applied.
+func (t *Topology) handshakeSucceeded(s *Server, gen uint64, hello *handshake.Reply) {
+	if t.cfg.LoadBalanced || hello == nil {
+		return
+	}
+	avg, _ := s.rtt.Average()
+	sd := description.NewServer(s.addr, hello, avg, time.Now())
+	sd.MinRoundTripTime = s.rtt.Min()
+	t.publishMu.Lock()
+	defer t.publishMu.Unlock()
+	t.mu.Lock()
+	// Clears happen with t.mu held, so the generation cannot move
+	// between this test and the update.
+	if t.closed || t.servers[s.addr] != s || s.pool.Stats().Generation != gen {
+		t.mu.Unlock()
+		return
+	}
+	evs := t.applyLocked(sd)
+	removed := t.takeRemoved()
+	t.mu.Unlock()
+	t.finishApply(evs, removed)
 }
 
 // failed handles a failed check: the failure event, then the error rules
@@ -371,7 +437,7 @@ func (m *monitor) runRTT() {
 			return
 		case <-timer.C:
 		}
-		ctx, cancel := context.WithTimeout(m.ctx, m.t.cfg.ConnectTimeout)
+		ctx, cancel := m.timeout(m.t.cfg.monitorTimeout())
 		start := time.Now()
 		if c == nil || c.Closed() {
 			nc, err := conn.Dial(ctx, m.config())
@@ -380,7 +446,7 @@ func (m *monitor) runRTT() {
 				m.s.rtt.Add(time.Since(start))
 			}
 		} else {
-			reply, err := c.Command(ctx, &conn.Request{DB: "admin", Command: helloCommand(c, nil, 0)})
+			reply, err := c.Command(ctx, &conn.Request{DB: "admin", Command: helloCommand(c, m.api, nil, 0)})
 			if err == nil {
 				reply.Release()
 				m.s.rtt.Add(time.Since(start))
@@ -396,13 +462,17 @@ func (m *monitor) runRTT() {
 }
 
 // helloCommand is the monitoring hello: legacy isMaster unless the
-// handshake showed the server takes hello; with tv, the awaitable form.
-func helloCommand(c *conn.Conn, tv *handshake.TopologyVersion, maxAwait time.Duration) bson.Raw {
+// handshake showed the server takes hello or a Stable API is declared;
+// with tv, the awaitable form. With api it carries apiVersion (and
+// apiStrict and apiDeprecationErrors when set), as the Stable API
+// requires of every command; it never carries the handshake's arguments
+// (client metadata, compression, speculative authentication).
+func helloCommand(c *conn.Conn, api *handshake.ServerAPI, tv *handshake.TopologyVersion, maxAwait time.Duration) bson.Raw {
 	name := "isMaster"
-	if h := c.Hello(); h != nil && h.HelloOK {
+	if h := c.Hello(); api != nil || (h != nil && h.HelloOK) {
 		name = "hello"
 	}
-	start, dst := bson.AppendDocumentStart(make([]byte, 0, 96))
+	start, dst := bson.AppendDocumentStart(make([]byte, 0, 128))
 	dst = bson.AppendInt32Element(dst, name, 1)
 	dst = bson.AppendBooleanElement(dst, "helloOk", true)
 	if tv != nil {
@@ -412,6 +482,15 @@ func helloCommand(c *conn.Conn, tv *handshake.TopologyVersion, maxAwait time.Dur
 		// These builders only fail on a bad start offset, which ours are.
 		d, _ = bson.AppendDocumentEnd(d, ts)
 		dst = bson.AppendInt64Element(d, "maxAwaitTimeMS", maxAwait.Milliseconds())
+	}
+	if api != nil {
+		dst = bson.AppendStringElement(dst, "apiVersion", api.Version)
+		if api.Strict != nil {
+			dst = bson.AppendBooleanElement(dst, "apiStrict", *api.Strict)
+		}
+		if api.DeprecationErrors != nil {
+			dst = bson.AppendBooleanElement(dst, "apiDeprecationErrors", *api.DeprecationErrors)
+		}
 	}
 	dst, _ = bson.AppendDocumentEnd(dst, start)
 	return dst

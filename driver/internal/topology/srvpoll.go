@@ -89,7 +89,7 @@ func (t *Topology) pollSRV() {
 // must stay as it is. The query is bounded by ConnectTimeout and by Close.
 func (t *Topology) rescanSRV() []string {
 	name := "_" + t.cfg.SRVServiceName + "._tcp." + t.cfg.SRVHost
-	ctx, cancel := context.WithTimeout(t.closing, t.cfg.ConnectTimeout)
+	ctx, cancel := context.WithTimeout(t.closing, t.cfg.lookupTimeout())
 	defer cancel()
 	var r connstring.Resolver = net.DefaultResolver
 	if t.cfg.Resolver != nil {

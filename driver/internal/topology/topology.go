@@ -169,10 +169,12 @@ func (t *Topology) newServer(addr string) (*Server, error) {
 		Dial: func(ctx context.Context, id int64) (pool.Conn, error) {
 			cc := t.cfg.ConnConfig(addr)
 			cc.ID = id
+			gen := s.pool.Stats().Generation
 			c, err := conn.Dial(ctx, cc)
 			if err != nil {
 				return nil, err
 			}
+			t.handshakeSucceeded(s, gen, c.Hello())
 			return c, nil
 		},
 		OnPopulateError: func(err error) {

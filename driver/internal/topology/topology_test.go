@@ -94,7 +94,6 @@ func TestConfig(t *testing.T) {
 		{"no conn config", Config{Seeds: []string{"a"}}, "ConnConfig"},
 		{"negative heartbeat", Config{Seeds: []string{"a"}, ConnConfig: connConfig, HeartbeatFrequency: -1}, "HeartbeatFrequency"},
 		{"negative min heartbeat", Config{Seeds: []string{"a"}, ConnConfig: connConfig, MinHeartbeatFrequency: -1}, "MinHeartbeatFrequency"},
-		{"negative connect timeout", Config{Seeds: []string{"a"}, ConnConfig: connConfig, ConnectTimeout: -1}, "ConnectTimeout"},
 		{"bad mode", Config{Seeds: []string{"a"}, ConnConfig: connConfig, Mode: "sometimes"}, "Mode"},
 		{"direct with two seeds", Config{Seeds: []string{"a", "b"}, ConnConfig: connConfig, DirectConnection: true}, "DirectConnection"},
 	}
@@ -126,6 +125,16 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("defaults not applied: %+v", topo.cfg)
 	}
 	topo.Close() // never connected: no events, no goroutines
+	// A negative ConnectTimeout is connectTimeoutMS=0: no limit for the
+	// monitors, while SRV rescans keep a bound.
+	if nt, err := New(Config{Seeds: []string{"a"}, ConnConfig: connConfig, ConnectTimeout: -time.Second}); err != nil {
+		t.Fatal(err)
+	} else if nt.cfg.ConnectTimeout != NoTimeout || nt.cfg.monitorTimeout() != 0 || nt.cfg.awaitTimeout() != 0 || nt.cfg.lookupTimeout() != conn.DefaultConnectTimeout {
+		t.Fatalf("NoTimeout resolved to connect %v, monitor %v, await %v, lookup %v", nt.cfg.ConnectTimeout, nt.cfg.monitorTimeout(), nt.cfg.awaitTimeout(), nt.cfg.lookupTimeout())
+	}
+	if topo.cfg.awaitTimeout() != conn.DefaultConnectTimeout+DefaultHeartbeatFrequency {
+		t.Fatalf("await timeout %v, want connectTimeout + heartbeatFrequency", topo.cfg.awaitTimeout())
+	}
 	if err := topo.Connect(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Connect after Close = %v, want ErrClosed", err)
 	}
