@@ -81,10 +81,8 @@ func TestMonitorsIgnoreSocketTimeout(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			rec := newSDAMRecorder()
 			c := connect(t, rs.URI(), &ClientOptions{
-				SocketTimeout:        Ptr(300 * time.Millisecond),
-				HeartbeatFrequency:   Ptr(time.Second),
-				ServerMonitoringMode: mode,
-				Monitors:             []any{rec},
+				URIOptions: URIOptions{SocketTimeout: Ptr(300 * time.Millisecond), HeartbeatFrequency: Ptr(time.Second), ServerMonitoringMode: mode},
+				Monitors:   []any{rec},
 			})
 			if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
 				t.Fatal(err)
@@ -129,7 +127,7 @@ func TestConnectTimeoutZeroReachesMonitors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cs := &connstring.ConnString{Hosts: []string{"localhost:27017"}, ConnectTimeout: tt.set}
+			cs := &connstring.ConnString{Hosts: []string{"localhost:27017"}, URIOptions: connstring.URIOptions{ConnectTimeout: tt.set}}
 			s, err := conn.NewSettings(cs, conn.Extra{})
 			if err != nil {
 				t.Fatal(err)

@@ -38,7 +38,7 @@ func failHello(appName string, times int, data bson.D) bson.D {
 func TestStreamingProtocolHeartbeatFrequency(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
 	rec := newSDAMRecorder()
-	c := connect(t, s.URI(), &ClientOptions{HeartbeatFrequency: Ptr(500 * time.Millisecond), ServerMonitoringMode: "stream", Monitors: []any{rec}})
+	c := connect(t, s.URI(), &ClientOptions{URIOptions: URIOptions{HeartbeatFrequency: Ptr(500 * time.Millisecond), ServerMonitoringMode: "stream"}, Monitors: []any{rec}})
 	if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +61,8 @@ func TestStreamingProtocolHeartbeatFrequency(t *testing.T) {
 func TestRTTContinuouslyUpdated(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
 	rec := newSDAMRecorder()
-	c := connect(t, s.URI(), &ClientOptions{HeartbeatFrequency: Ptr(500 * time.Millisecond), AppName: "streamingRttTest",
-		ServerMonitoringMode: "stream", Monitors: []any{rec}})
+	c := connect(t, s.URI(), &ClientOptions{URIOptions: URIOptions{HeartbeatFrequency: Ptr(500 * time.Millisecond), AppName: "streamingRttTest", ServerMonitoringMode: "stream"},
+		Monitors: []any{rec}})
 	if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestHeartbeatStartedBeforeSocketCreated(t *testing.T) {
 	}()
 	defer wg.Wait()
 	defer ln.Close()
-	c := connect(t, "mongodb://"+ln.Addr().String(), &ClientOptions{ServerSelectionTimeout: Ptr(500 * time.Millisecond), Monitors: []any{events}})
+	c := connect(t, "mongodb://"+ln.Addr().String(), &ClientOptions{URIOptions: URIOptions{ServerSelectionTimeout: Ptr(500 * time.Millisecond)}, Monitors: []any{events}})
 	if err := c.Ping(ctxTimeout(t, 5*time.Second)); err == nil {
 		t.Fatal("Ping succeeded against a server that hangs up")
 	}
@@ -177,7 +177,7 @@ func TestMonitorsSleepAtLeastMinHeartbeatFrequencyBetweenChecks(t *testing.T) {
 	if err := s.SetFailPoint(failHello(app, 5, bson.D{{Key: "errorCode", Value: int32(1234)}})); err != nil {
 		t.Fatal(err)
 	}
-	c := connect(t, s.URI(), &ClientOptions{DirectConnection: Ptr(true), AppName: app, ServerSelectionTimeout: Ptr(5 * time.Second)})
+	c := connect(t, s.URI(), &ClientOptions{URIOptions: URIOptions{DirectConnection: Ptr(true), AppName: app, ServerSelectionTimeout: Ptr(5 * time.Second)}})
 	start := time.Now()
 	if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
@@ -197,8 +197,8 @@ func TestConnectionPoolManagement(t *testing.T) {
 			s := mongotest.NewServer(t, mongotest.Options{})
 			const app = "SDAMPoolManagementTest"
 			rec := newSDAMRecorder()
-			connect(t, s.URI(), &ClientOptions{DirectConnection: Ptr(true), AppName: app, HeartbeatFrequency: Ptr(500 * time.Millisecond),
-				ServerMonitoringMode: mode, Monitors: []any{rec}})
+			connect(t, s.URI(), &ClientOptions{URIOptions: URIOptions{DirectConnection: Ptr(true), AppName: app, HeartbeatFrequency: Ptr(500 * time.Millisecond), ServerMonitoringMode: mode},
+				Monitors: []any{rec}})
 			// after reports whether an event of type B follows one of
 			// type A, from index from on; it returns the index past B.
 			after := func(evs []any, from int, isA, isB func(any) bool) (int, bool) {
