@@ -535,14 +535,14 @@ func (r *lsRunner) createClient(e lsEntity) error {
 	sort.Strings(keys)
 	hasHeartbeat := false
 	for _, k := range keys {
-		var v any
-		if err := json.Unmarshal(ce.URIOptions[k], &v); err != nil {
+		v, err := uriOptionValue(ce.URIOptions[k])
+		if err != nil {
 			return err
 		}
 		if strings.EqualFold(k, "heartbeatFrequencyMS") {
 			hasHeartbeat = true
 		}
-		params = append(params, k+"="+url.QueryEscape(fmt.Sprint(v)))
+		params = append(params, k+"="+url.QueryEscape(v))
 	}
 	if r.hasFail && !hasHeartbeat {
 		// The unified format lets a runner shorten heartbeats for a client
@@ -1135,4 +1135,17 @@ func TestLoggingSpecMatcher(t *testing.T) {
 			}
 		})
 	}
+}
+
+// uriOptionValue writes a unified-format uriOptions value as a URI would
+// carry it: numbers as integers where they are whole (a JSON 1000000 is
+// "1000000", never "1e+06"), booleans and strings as they are.
+func uriOptionValue(raw json.RawMessage) (string, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return "", err
+	}
+	return fmt.Sprint(v), nil
 }

@@ -430,14 +430,14 @@ func (r *suRunner) createClient(e lsEntity) error {
 	sort.Strings(keys)
 	hasHeartbeat := false
 	for _, k := range keys {
-		var v any
-		if err := json.Unmarshal(ce.URIOptions[k], &v); err != nil {
+		v, err := uriOptionValue(ce.URIOptions[k])
+		if err != nil {
 			return err
 		}
 		if strings.EqualFold(k, "heartbeatFrequencyMS") {
 			hasHeartbeat = true
 		}
-		params = append(params, k+"="+url.QueryEscape(fmt.Sprint(v)))
+		params = append(params, k+"="+url.QueryEscape(v))
 	}
 	if r.hasFail && !hasHeartbeat {
 		// The unified format lets a runner shorten the heartbeats of a
