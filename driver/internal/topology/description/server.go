@@ -207,9 +207,9 @@ func LoadBalancerServer(addr string) ServerDescription {
 //     "synonymous with Unknown" for multi-threaded clients, and its
 //     monitoring tests publish no ServerDescriptionChanged when a member
 //     names an unchecked server as its primary;
-//   - errors are compared by sameError, not by message, so a dead server
-//     whose every failed check names a new connection number does not
-//     change on every heartbeat.
+//   - errors are compared by kind (see sameError), not by message, so a
+//     dead server, whose every failed check names a new connection
+//     number, does not change on every heartbeat.
 func (s ServerDescription) Equal(o ServerDescription) bool {
 	return s.Address == o.Address &&
 		equalType(s.Type, o.Type) &&
