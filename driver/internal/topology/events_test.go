@@ -3,10 +3,14 @@ package topology
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/internal/spectest"
 )
 
 // eventLine names an event, its address and, for a description change,
@@ -79,5 +83,134 @@ func TestEventsSecondaryNamesUncheckedPrimary(t *testing.T) {
 	want = "ServerDescriptionChanged b:27017 PossiblePrimary->RSPrimary\nTopologyDescriptionChanged ReplicaSetNoPrimary->ReplicaSetWithPrimary"
 	if got != want {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// checkChangesShow fails the test for a description change event whose
+// previous and new descriptions read the same: the logged strings must
+// show what changed.
+func checkChangesShow(t *testing.T, evs []event.TopologyEvent) {
+	t.Helper()
+	for _, e := range evs {
+		switch e := e.(type) {
+		case *event.TopologyDescriptionChanged:
+			if p, n := e.Previous.String(), e.New.String(); p == n {
+				t.Errorf("TopologyDescriptionChanged with identical strings: %s", p)
+			}
+		case *event.ServerDescriptionChanged:
+			if p, n := e.Previous.String(), e.New.String(); p == n {
+				t.Errorf("ServerDescriptionChanged with identical strings: %s", p)
+			}
+		}
+	}
+}
+
+// TestSpecChangeStrings feeds the hello replies of every SDAM spec suite
+// (single, rs, sharded, load-balanced, errors, monitoring) to a topology
+// and checks that no TopologyDescriptionChanged or
+// ServerDescriptionChanged event has previous and new descriptions that
+// read the same: an event is published only for a change under Server
+// Description Equality, and the strings show every field it compares.
+func TestSpecChangeStrings(t *testing.T) {
+	events := 0
+	for _, suite := range []string{"single", "rs", "sharded", "load-balanced", "errors", "monitoring"} {
+		for _, path := range spectest.Files(t, "*.json", "server-discovery-and-monitoring", "tests", suite) {
+			t.Run(suite+"/"+strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var f struct {
+					URI    string `json:"uri"`
+					Phases []struct {
+						Responses []json.RawMessage `json:"responses"`
+					} `json:"phases"`
+				}
+				if err := json.Unmarshal(data, &f); err != nil {
+					t.Fatal(err)
+				}
+				cs, err := connstring.Parse(f.URI)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec := &recorder{}
+				topo, err := New(Config{
+					Seeds:            cs.Hosts,
+					SetName:          cs.ReplicaSet,
+					DirectConnection: cs.DirectConnection != nil && *cs.DirectConnection,
+					LoadBalanced:     cs.LoadBalanced != nil && *cs.LoadBalanced,
+					ConnConfig:       connConfig,
+					Events:           event.NewDispatcher(rec),
+				})
+				if err != nil {
+					t.Skipf("configuration refused (%v): the suite checks that, not events", err)
+				}
+				topo.noMonitors = true
+				if err := topo.Connect(); err != nil {
+					t.Fatal(err)
+				}
+				for i, phase := range f.Phases {
+					for _, r := range phase.Responses {
+						var pair []json.RawMessage
+						var addr string
+						if err := json.Unmarshal(r, &pair); err != nil || len(pair) != 2 || json.Unmarshal(pair[0], &addr) != nil {
+							t.Fatalf("phase %d: bad response %s", i, r)
+						}
+						feed(t, topo, addr, pair[1])
+					}
+				}
+				topo.Close()
+				evs := rec.events()
+				events += len(evs)
+				checkChangesShow(t, evs)
+			})
+		}
+	}
+	t.Logf("%d events checked", events)
+}
+
+// TestEventsCarryElectionState: the descriptions events carry hold the
+// primary a member names, setVersion, electionId and topologyVersion (and
+// the topology's maxima), and are the event's own: a monitor changing
+// them changes nothing in the topology.
+func TestEventsCarryElectionState(t *testing.T) {
+	topo, rec := feedTopology(t, "rs", "a", "b")
+	n := len(rec.events())
+	feed(t, topo, "a:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":3,"primary":"a:27017",
+		"electionId":{"$oid":"7fffffff0000000000000002"},"hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21,
+		"topologyVersion":{"processId":{"$oid":"000000000000000000000009"},"counter":{"$numberLong":"5"}}}`))
+	var sdc *event.ServerDescriptionChanged
+	var tdc *event.TopologyDescriptionChanged
+	for _, e := range rec.events()[n:] {
+		switch e := e.(type) {
+		case *event.ServerDescriptionChanged:
+			sdc = e
+		case *event.TopologyDescriptionChanged:
+			tdc = e
+		}
+	}
+	if sdc == nil || tdc == nil {
+		t.Fatalf("events: %v", eventLines(rec.events()[n:]))
+	}
+	s := sdc.New
+	if s.Primary != "a:27017" || s.SetVersion == nil || *s.SetVersion != 3 || s.ElectionID == nil || s.ElectionID.Hex() != "7fffffff0000000000000002" ||
+		s.TopologyVersion == nil || s.TopologyVersion.Counter != 5 || s.TopologyVersion.ProcessID.Hex() != "000000000000000000000009" ||
+		len(s.Hosts) != 2 || s.MaxWireVersion != 21 {
+		t.Errorf("ServerDescriptionChanged.New = %+v", s)
+	}
+	if tdc.New.MaxElectionID == nil || tdc.New.MaxElectionID.Hex() != "7fffffff0000000000000002" || tdc.New.MaxSetVersion == nil || *tdc.New.MaxSetVersion != 3 {
+		t.Errorf("TopologyDescriptionChanged.New = %s", tdc.New)
+	}
+	for _, want := range []string{"primary: a:27017", "setVersion: 3", "electionId: 7fffffff0000000000000002", "topologyVersion: {processId: 000000000000000000000009, counter: 5}", "maxElectionId: 7fffffff0000000000000002"} {
+		if !strings.Contains(tdc.New.String(), want) {
+			t.Errorf("logged description lacks %q: %s", want, tdc.New)
+		}
+	}
+	s.Hosts[0] = "changed:1"
+	*s.SetVersion = 99
+	tdc.New.Servers[0].Hosts[1] = "changed:2"
+	d, _ := topo.Description().Server("a:27017")
+	if d.Hosts[0] != "a:27017" || d.Hosts[1] != "b:27017" || *d.SetVersion != 3 {
+		t.Errorf("a monitor's change reached the topology: %+v", d)
 	}
 }
