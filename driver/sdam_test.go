@@ -1,13 +1,17 @@
 package driver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
@@ -92,5 +96,134 @@ func TestDeadMemberChangesOnce(t *testing.T) {
 	}
 	if len(changes) != 1 || changes[0].New.Kind != "Unknown" {
 		t.Fatalf("%d ServerDescriptionChanged for the dead member over %d failed heartbeats, want 1 (to Unknown)", len(changes), failures())
+	}
+}
+
+// jsonLog is a concurrency-safe JSON log buffer.
+type jsonLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *jsonLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// messages returns the logged records with message msg.
+func (l *jsonLog) messages(t *testing.T, msg string) []map[string]any {
+	l.mu.Lock()
+	data := l.buf.String()
+	l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(data), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not JSON: %s", line)
+		}
+		if m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestFailoverLog: a step-down and then a killed primary, as the topology
+// log shows them. Each change of the primary gets one informational
+// "Primary changed" line naming the old and new primaries and why, and no
+// "Topology description changed" message has identical previous and new
+// descriptions.
+func TestFailoverLog(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{})
+	log := &jsonLog{}
+	levels := map[logging.Component]logging.Level{logging.ComponentTopology: logging.LevelDebug}
+	o := &ClientOptions{Logging: &logging.Options{Handler: slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.Level(-100)}), Levels: levels}}
+	c := connect(t, rs.URI()+"&heartbeatFrequencyMS=500", o)
+	ctx := ctxTimeout(t, 20*time.Second)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	addr := func(s *mongotest.Server) string { return strings.ToLower(s.Addr()) }
+	// changedTo waits for a "Primary changed" line whose newPrimary is
+	// addr and returns every such line so far.
+	changedTo := func(addr string) []map[string]any {
+		t.Helper()
+		var lines []map[string]any
+		waitUntil(t, 10*time.Second, "a Primary changed line to "+addr, func() bool {
+			lines = log.messages(t, "Primary changed")
+			for _, m := range lines {
+				if m["newPrimary"] == addr {
+					return true
+				}
+			}
+			return false
+		})
+		return lines
+	}
+	first := addr(rs.Primary())
+	changedTo(first)
+
+	if err := rs.StepDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := rs.WaitForPrimary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := addr(p)
+	changedTo(second)
+
+	killed := -1
+	for i, m := range rs.Members() {
+		if addr(m) == second {
+			killed = i
+		}
+	}
+	if err := rs.Kill(killed); err != nil {
+		t.Fatal(err)
+	}
+	p, err = rs.WaitForPrimary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third := addr(p)
+	lines := changedTo(third)
+
+	// The step-down of the first primary and the loss of the second are
+	// each told once, with the reason.
+	var steppedDown, lost int
+	for _, m := range lines {
+		t.Logf("Primary changed: %v -> %v: %v", m["previousPrimary"], m["newPrimary"], m["reason"])
+		if m["level"] != "INFO" || m["component"] != "topology" {
+			t.Errorf("level %v component %v, want INFO topology", m["level"], m["component"])
+		}
+		reason, _ := m["reason"].(string)
+		switch {
+		case m["previousPrimary"] == first && (strings.Contains(reason, first+" stepped down") || strings.Contains(reason, first+" replaced by a newer primary")):
+			steppedDown++
+		case m["previousPrimary"] == second && (strings.Contains(reason, second+" unreachable: ") || strings.Contains(reason, second+" replaced by a newer primary")):
+			lost++
+		}
+	}
+	if steppedDown != 1 || lost != 1 {
+		t.Errorf("%d lines for %s stepping down, %d for %s lost; want 1 each", steppedDown, first, lost, second)
+	}
+	// The new primaries are named with their electionId.
+	for _, m := range lines {
+		if m["newPrimary"] != "none" && !strings.Contains(m["reason"].(string), "electionId ") {
+			t.Errorf("no electionId for the new primary: %v", m)
+		}
+	}
+
+	c.Disconnect(context.Background())
+	changes := log.messages(t, "Topology description changed")
+	if len(changes) < 4 {
+		t.Fatalf("%d Topology description changed messages", len(changes))
+	}
+	for _, m := range changes {
+		if m["previousDescription"] == m["newDescription"] {
+			t.Errorf("identical descriptions logged: %v", m["newDescription"])
+		}
 	}
 }
