@@ -214,3 +214,54 @@ func TestEventsCarryElectionState(t *testing.T) {
 		t.Errorf("a monitor's change reached the topology: %+v", d)
 	}
 }
+
+// TestEventsClose: closing the client removes every server and sets the
+// type Unknown, publishing ServerClosed for each server and the
+// TopologyDescriptionChanged to an empty Unknown topology before
+// TopologyClosed, which is the last event (SDAM, "Client closing"; SDAM
+// logging and monitoring, Events API).
+func TestEventsClose(t *testing.T) {
+	topo, rec := feedTopology(t, "rs", "a", "b")
+	feed(t, topo, "a:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":1,
+		"electionId":{"$oid":"000000000000000000000001"},"hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21}`))
+	n := len(rec.events())
+	topo.Close()
+	feed(t, topo, "b:27017", json.RawMessage(`{"ok":1,"secondary":true,"setName":"rs","hosts":["a:27017","b:27017"],"maxWireVersion":21}`))
+	evs := rec.events()[n:]
+	got := strings.Join(eventLines(evs), "\n")
+	want := "ServerClosed a:27017\nServerClosed b:27017\nTopologyDescriptionChanged ReplicaSetWithPrimary->Unknown\nTopologyClosed"
+	if got != want {
+		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
+	}
+	if tdc := evs[2].(*event.TopologyDescriptionChanged); len(tdc.New.Servers) != 0 || tdc.New.SetName != "" {
+		t.Errorf("closed topology %s, want Unknown with no servers", tdc.New)
+	}
+	checkChangesShow(t, evs)
+}
+
+// TestNewPrimaryKeepsOldPool: a newer primary marks the old one Unknown
+// ("primary marked stale due to discovery of newer primary"), publishing a
+// ServerDescriptionChanged for both, but the client MUST NOT clear the old
+// primary's pool (SDAM, updateRSFromPrimary).
+func TestNewPrimaryKeepsOldPool(t *testing.T) {
+	topo, rec := feedTopology(t, "rs", "a", "b")
+	feed(t, topo, "a:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":1,
+		"electionId":{"$oid":"000000000000000000000001"},"hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21}`))
+	a, _ := topo.Server("a:27017")
+	gen := a.Pool().Stats().Generation
+	n := len(rec.events())
+	feed(t, topo, "b:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":1,
+		"electionId":{"$oid":"000000000000000000000002"},"hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21}`))
+	got := strings.Join(eventLines(rec.events()[n:]), "\n")
+	want := "ServerDescriptionChanged a:27017 RSPrimary->Unknown\nServerDescriptionChanged b:27017 Unknown->RSPrimary\nTopologyDescriptionChanged ReplicaSetWithPrimary->ReplicaSetWithPrimary"
+	if got != want {
+		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
+	}
+	if g := a.Pool().Stats().Generation; g != gen {
+		t.Errorf("old primary's pool cleared: generation %d -> %d", gen, g)
+	}
+	d, _ := topo.Description().Server("a:27017")
+	if !strings.Contains(fmt.Sprint(d.Error), "primary marked stale due to discovery of newer primary") {
+		t.Errorf("old primary's error %v", d.Error)
+	}
+}
