@@ -85,7 +85,7 @@ func TestTopologyRules(t *testing.T) {
 		{
 			rule:     "TopologyType ReplicaSetNoPrimary x RSArbiter: updateRSWithoutPrimary adds hosts, passives and arbiters",
 			settings: Settings{Seeds: []string{"a"}, SetName: "rs"},
-			steps: []step{{"a:27017", `{"ok":1,"arbiterOnly":true,"setName":"rs","hosts":["b:27017"],"passives":["c:27017"],"arbiters":["a:27017"],"maxWireVersion":21}`}},
+			steps:    []step{{"a:27017", `{"ok":1,"arbiterOnly":true,"setName":"rs","hosts":["b:27017"],"passives":["c:27017"],"arbiters":["a:27017"],"maxWireVersion":21}`}},
 			wantType: ReplicaSetNoPrimary, want: map[string]ServerType{"a:27017": RSArbiter, "b:27017": Unknown, "c:27017": Unknown},
 		},
 		{
