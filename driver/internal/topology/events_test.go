@@ -10,6 +10,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 )
 
@@ -263,5 +264,33 @@ func TestNewPrimaryKeepsOldPool(t *testing.T) {
 	d, _ := topo.Description().Server("a:27017")
 	if !strings.Contains(fmt.Sprint(d.Error), "primary marked stale due to discovery of newer primary") {
 		t.Errorf("old primary's error %v", d.Error)
+	}
+}
+
+// TestRemovedServerIgnored: a server the primary's host list removed is
+// closed (ServerClosed), and a check of it that completes afterwards is
+// ignored (SDAM, "remove": "this server's hello or legacy hello outcome
+// MUST be ignored").
+func TestRemovedServerIgnored(t *testing.T) {
+	topo, rec := feedTopology(t, "rs", "a", "b")
+	b, _ := topo.Server("b:27017")
+	n := len(rec.events())
+	feed(t, topo, "a:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":1,
+		"electionId":{"$oid":"000000000000000000000001"},"hosts":["a:27017"],"minWireVersion":0,"maxWireVersion":21}`))
+	got := strings.Join(eventLines(rec.events()[n:]), "\n")
+	want := "ServerDescriptionChanged a:27017 Unknown->RSPrimary\nServerClosed b:27017\nTopologyDescriptionChanged ReplicaSetNoPrimary->ReplicaSetWithPrimary"
+	if got != want {
+		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
+	}
+	n = len(rec.events())
+	before := topo.Description()
+	// The removed server's monitor reports late.
+	topo.apply(b, description.ServerDescription{Address: "b:27017", Type: description.RSSecondary, SetName: "rs",
+		Hosts: []string{"a:27017", "b:27017"}, MaxWireVersion: 21})
+	if evs := rec.events()[n:]; len(evs) != 0 {
+		t.Errorf("a removed server's outcome published %v", eventLines(evs))
+	}
+	if d := topo.Description(); !d.Equal(before) {
+		t.Errorf("a removed server's outcome changed the topology: %+v", d)
 	}
 }
