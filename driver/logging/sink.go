@@ -377,7 +377,7 @@ func (s *Sink) primaryChanged(ctx context.Context, e *event.TopologyDescriptionC
 	}
 	var reason []string
 	if hadOld && (!hasNew || old.Address != cur.Address) {
-		reason = append(reason, old.Address+" "+leftPrimary(old.Address, e.New, hasNew))
+		reason = append(reason, old.Address+" "+s.leftPrimary(old.Address, e.New, hasNew))
 	}
 	if hasNew {
 		switch {
@@ -403,8 +403,9 @@ func (s *Sink) primaryChanged(ctx context.Context, e *event.TopologyDescriptionC
 	s.emit(ctx, r)
 }
 
-// leftPrimary says why the primary at addr no longer is one in t.
-func leftPrimary(addr string, t event.TopologyDescription, newPrimary bool) string {
+// leftPrimary says why the primary at addr no longer is one in t. Error
+// texts are cut to the maximum document length, as failures are.
+func (s *Sink) leftPrimary(addr string, t event.TopologyDescription, newPrimary bool) string {
 	var now event.ServerDescription
 	found := false
 	for _, sd := range t.Servers {
@@ -422,9 +423,9 @@ func leftPrimary(addr string, t event.TopologyDescription, newPrimary bool) stri
 		// stale.
 		return "replaced by a newer primary"
 	case now.Kind == "Unknown" && isNetworkError(now.Error):
-		return "unreachable: " + now.Error.Error()
+		return "unreachable: " + s.errorText(now.Error)
 	case now.Kind == "Unknown" && now.Error != nil:
-		return "marked Unknown: " + now.Error.Error()
+		return "marked Unknown: " + s.errorText(now.Error)
 	case now.Kind == "Unknown":
 		return "marked Unknown"
 	case now.Kind == "RSSecondary" || now.Kind == "RSOther" || now.Kind == "RSArbiter" || now.Kind == "RSGhost":
