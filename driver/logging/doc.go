@@ -41,6 +41,32 @@
 //
 // "off" disables a component entirely.
 //
+// # Primary changes
+//
+// Besides the specification's messages, which are all at debug level, the
+// topology component has one message of the driver's own at informational
+// level, so that a failover shows without debug logging: "Primary
+// changed", logged when a TopologyDescriptionChanged event changes the
+// primary (its address, or its electionId when the same server was
+// elected again). The sink finds the primary in the event's previous and
+// new descriptions, so it keeps no state. Its fields are topologyId,
+// previousPrimary and newPrimary (an address, or "none") and reason, e.g.
+//
+//	a:27017 stepped down (now RSSecondary)
+//	a:27017 unreachable: conn: read a:27017 (connection 1): ... EOF
+//	a:27017 marked Unknown: server error 10107 (NotWritablePrimary): ...
+//	a:27017 replaced by a newer primary; elected, electionId 7fffffff0000000000000002, setVersion 1
+//	elected, electionId 7fffffff0000000000000002, setVersion 1
+//	discovered, electionId 7fffffff0000000000000001, setVersion 1
+//
+// A failover the driver sees in two steps (the old primary stepping down,
+// then the new one elected) gives two messages, the first with newPrimary
+// "none": the window without a primary is when writes fail. Closing the
+// client logs none. The specification's "Topology description changed"
+// message, at debug level, shows every field that Server Description
+// Equality compares, primary, setVersion, electionId and topologyVersion
+// among them, so its previous and new descriptions never read the same.
+//
 // # Documents
 //
 // Commands, replies and heartbeat replies are logged as relaxed Extended

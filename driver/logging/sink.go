@@ -2,8 +2,11 @@ package logging
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -287,8 +290,13 @@ func (s *Sink) PoolEvent(ctx context.Context, ev event.PoolEvent) {
 
 // TopologyEvent logs the SDAM messages. ServerDescriptionChanged has none:
 // the specification leaves it out as redundant with "Topology description
-// changed". It implements event.TopologyMonitor.
+// changed". A TopologyDescriptionChanged that changes the primary also
+// logs "Primary changed" at informational level (see primaryChanged). It
+// implements event.TopologyMonitor.
 func (s *Sink) TopologyEvent(ctx context.Context, ev event.TopologyEvent) {
+	if e, ok := ev.(*event.TopologyDescriptionChanged); ok {
+		s.primaryChanged(ctx, e)
+	}
 	if _, ok := ev.(*event.ServerDescriptionChanged); ok || !s.enabled(ctx, compTopology, debug) {
 		return
 	}
@@ -336,6 +344,108 @@ func (s *Sink) TopologyEvent(ctx context.Context, ev event.TopologyEvent) {
 		return
 	}
 	s.emit(ctx, r)
+}
+
+// primaryChanged logs "Primary changed" at informational level when e
+// changes the primary: its address, or its electionId when the same
+// server was elected again. The message carries previousPrimary and
+// newPrimary ("none" when there is none) and the reason, as far as the
+// descriptions tell it: the old primary stepped down (it is now a
+// secondary or another member type), was replaced by a newer primary
+// (which marked it stale), is unreachable (a network error), was marked
+// Unknown by another error, or left the topology; a new primary comes
+// with its electionId. Closing the client changes the primary too, but is
+// not logged: "Stopped topology monitoring" says it.
+func (s *Sink) primaryChanged(ctx context.Context, e *event.TopologyDescriptionChanged) {
+	if !s.enabled(ctx, compTopology, info) || (e.New.Kind == "Unknown" && len(e.New.Servers) == 0) {
+		return
+	}
+	old, hadOld := e.Previous.Primary()
+	cur, hasNew := e.New.Primary()
+	switch {
+	case !hadOld && !hasNew:
+		return
+	case hadOld && hasNew && old.Address == cur.Address && sameID(old.ElectionID, cur.ElectionID):
+		return
+	}
+	var reason []string
+	if hadOld && (!hasNew || old.Address != cur.Address) {
+		reason = append(reason, old.Address+" "+s.leftPrimary(old.Address, e.New, hasNew))
+	}
+	if hasNew {
+		switch {
+		case e.Previous.MaxElectionID == nil && !hadOld:
+			reason = append(reason, "discovered")
+		case hadOld && old.Address == cur.Address:
+			reason = append(reason, "elected again")
+		default:
+			reason = append(reason, "elected")
+		}
+		if cur.ElectionID != nil {
+			reason[len(reason)-1] += ", electionId " + cur.ElectionID.Hex()
+		}
+		if cur.SetVersion != nil {
+			reason[len(reason)-1] += ", setVersion " + strconv.FormatInt(*cur.SetVersion, 10)
+		}
+	}
+	r := s.record(compTopology, info, "Primary changed")
+	r.AddAttrs(slog.String("topologyId", e.TopologyID.Hex()),
+		slog.String("previousPrimary", addressOrNone(old.Address, hadOld)),
+		slog.String("newPrimary", addressOrNone(cur.Address, hasNew)),
+		slog.String("reason", strings.Join(reason, "; ")))
+	s.emit(ctx, r)
+}
+
+// leftPrimary says why the primary at addr no longer is one in t. Error
+// texts are cut to the maximum document length, as failures are.
+func (s *Sink) leftPrimary(addr string, t event.TopologyDescription, newPrimary bool) string {
+	var now event.ServerDescription
+	found := false
+	for _, sd := range t.Servers {
+		if sd.Address == addr {
+			now, found = sd, true
+			break
+		}
+	}
+	switch {
+	case !found:
+		return "left the topology"
+	case now.Kind == "Unknown" && newPrimary:
+		// One server's description is applied at a time: a new primary
+		// appearing together with the old one turning Unknown marked it
+		// stale.
+		return "replaced by a newer primary"
+	case now.Kind == "Unknown" && isNetworkError(now.Error):
+		return "unreachable: " + s.errorText(now.Error)
+	case now.Kind == "Unknown" && now.Error != nil:
+		return "marked Unknown: " + s.errorText(now.Error)
+	case now.Kind == "Unknown":
+		return "marked Unknown"
+	case now.Kind == "RSSecondary" || now.Kind == "RSOther" || now.Kind == "RSArbiter" || now.Kind == "RSGhost":
+		return "stepped down (now " + now.Kind + ")"
+	}
+	return "is now " + now.Kind
+}
+
+// isNetworkError reports an error that says whether it is a timeout, as
+// the driver's network errors (and the net package's) do.
+func isNetworkError(err error) bool {
+	var ne interface{ Timeout() bool }
+	return errors.As(err, &ne)
+}
+
+func addressOrNone(addr string, ok bool) string {
+	if !ok {
+		return "none"
+	}
+	return addr
+}
+
+func sameID(a, b *bson.ObjectID) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // SelectionEvent logs the server selection messages. It implements

@@ -85,8 +85,9 @@ func doc(t testing.TB, ej string) bson.Raw {
 }
 
 var (
-	oid      = bson.ObjectID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
-	topoDesc = event.TopologyDescription{Kind: "ReplicaSetWithPrimary", SetName: "rs0", Servers: []event.ServerDescription{{Address: "a:27017", Kind: "RSPrimary"}}}
+	oid       = bson.ObjectID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	topoDesc  = event.TopologyDescription{Kind: "ReplicaSetWithPrimary", SetName: "rs0", Servers: []event.ServerDescription{{Address: "a:27017", Kind: "RSPrimary"}}}
+	noPrimary = event.TopologyDescription{Kind: "ReplicaSetNoPrimary", SetName: "rs0", Servers: []event.ServerDescription{{Address: "a:27017", Kind: "RSSecondary", SetName: "rs0"}}}
 )
 
 func cmdFields(name string) event.CommandFields {
@@ -195,9 +196,11 @@ func TestMessages(t *testing.T) {
 		{"server closed", func(t *testing.T, s *Sink) {
 			s.TopologyEvent(context.Background(), &event.ServerClosed{TopologyID: oid, Address: "[::1]:27019"})
 		}, slog.LevelDebug, ComponentTopology, "Stopped server monitoring", with(topo, "serverHost", "::1", "serverPort", int64(27019))},
+		// A change that leaves the primary alone: one that changes it also
+		// logs "Primary changed" (TestPrimaryChanged).
 		{"topology changed", func(t *testing.T, s *Sink) {
-			s.TopologyEvent(context.Background(), &event.TopologyDescriptionChanged{TopologyID: oid, Previous: event.TopologyDescription{Kind: "Unknown"}, New: topoDesc})
-		}, slog.LevelDebug, ComponentTopology, "Topology description changed", with(topo, "previousDescription", event.TopologyDescription{Kind: "Unknown"}.String(), "newDescription", topoDesc.String())},
+			s.TopologyEvent(context.Background(), &event.TopologyDescriptionChanged{TopologyID: oid, Previous: event.TopologyDescription{Kind: "Unknown"}, New: noPrimary})
+		}, slog.LevelDebug, ComponentTopology, "Topology description changed", with(topo, "previousDescription", event.TopologyDescription{Kind: "Unknown"}.String(), "newDescription", noPrimary.String())},
 		{"heartbeat started", func(t *testing.T, s *Sink) {
 			s.TopologyEvent(context.Background(), &event.ServerHeartbeatStarted{HeartbeatFields: hb})
 		}, slog.LevelDebug, ComponentTopology, "Server heartbeat started", hbAttrs},

@@ -3,6 +3,8 @@ package topology
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -401,18 +403,44 @@ func (t *Topology) publish(evs []event.TopologyEvent) {
 	}
 }
 
+// eventServer copies s for an event. The slices and the map are cloned:
+// a monitor may keep or modify what it is given, while s's are shared with
+// the topology description.
 func eventServer(s description.ServerDescription) event.ServerDescription {
-	return event.ServerDescription{
-		Address:       s.Address,
-		Kind:          s.Type.String(),
-		SetName:       s.SetName,
-		RoundTripTime: s.RoundTripTime,
-		Error:         s.Error,
+	out := event.ServerDescription{
+		Address:                      s.Address,
+		Kind:                         s.Type.String(),
+		SetName:                      s.SetName,
+		RoundTripTime:                s.RoundTripTime,
+		Error:                        s.Error,
+		Primary:                      s.Primary,
+		SetVersion:                   clonePtr(s.SetVersion),
+		ElectionID:                   clonePtr(s.ElectionID),
+		Me:                           s.Me,
+		Hosts:                        slices.Clone(s.Hosts),
+		Passives:                     slices.Clone(s.Passives),
+		Arbiters:                     slices.Clone(s.Arbiters),
+		Tags:                         maps.Clone(s.Tags),
+		MinWireVersion:               s.MinWireVersion,
+		MaxWireVersion:               s.MaxWireVersion,
+		LogicalSessionTimeoutMinutes: clonePtr(s.LogicalSessionTimeoutMinutes),
+		IsCryptd:                     s.IsCryptd,
 	}
+	if tv := s.TopologyVersion; tv != nil {
+		out.TopologyVersion = &event.TopologyVersion{ProcessID: tv.ProcessID, Counter: tv.Counter}
+	}
+	return out
 }
 
 func eventTopology(t description.TopologyDescription) event.TopologyDescription {
-	out := event.TopologyDescription{Kind: t.Type.String(), SetName: t.SetName}
+	out := event.TopologyDescription{
+		Kind:                         t.Type.String(),
+		SetName:                      t.SetName,
+		MaxElectionID:                clonePtr(t.MaxElectionID),
+		MaxSetVersion:                clonePtr(t.MaxSetVersion),
+		CompatibilityError:           t.CompatibilityErr,
+		LogicalSessionTimeoutMinutes: clonePtr(t.LogicalSessionTimeoutMinutes),
+	}
 	if len(t.Servers) > 0 {
 		out.Servers = make([]event.ServerDescription, len(t.Servers))
 		for i, s := range t.Servers {
@@ -420,6 +448,14 @@ func eventTopology(t description.TopologyDescription) event.TopologyDescription 
 		}
 	}
 	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // Current implements selection.Source.

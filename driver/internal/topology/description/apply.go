@@ -255,13 +255,14 @@ func (u *updater) hasPrimary() bool {
 }
 
 // markPossiblePrimary turns an Unknown server that a member names as its
-// primary into a PossiblePrimary.
+// primary into a PossiblePrimary. Only the type changes, as the
+// specification says, so the server keeps the error of a failed check.
 func (u *updater) markPossiblePrimary(addr string) {
 	if addr == "" {
 		return
 	}
 	if i, ok := u.t.index(addr); ok && u.t.Servers[i].Type == Unknown {
-		u.t.Servers[i] = ServerDescription{Address: addr, Type: PossiblePrimary}
+		u.t.Servers[i].Type = PossiblePrimary
 	}
 }
 

@@ -200,12 +200,20 @@ func LoadBalancerServer(addr string) ServerDescription {
 // error, wire versions, me, hosts, passives, arbiters, tags, setName,
 // setVersion, electionId, primary, logicalSessionTimeoutMinutes,
 // topologyVersion, iscryptd) along with the address. RTT and update times
-// are not, so a routine heartbeat publishes no event. Errors are compared
-// by message.
+// are not, so a routine heartbeat publishes no event.
+//
+// Two refinements the specification leaves to the driver:
+//   - PossiblePrimary equals Unknown: the specification calls the type
+//     "synonymous with Unknown" for multi-threaded clients, and its
+//     monitoring tests publish no ServerDescriptionChanged when a member
+//     names an unchecked server as its primary;
+//   - errors are compared by kind (see sameError), not by message, so a
+//     dead server, whose every failed check names a new connection
+//     number, does not change on every heartbeat.
 func (s ServerDescription) Equal(o ServerDescription) bool {
 	return s.Address == o.Address &&
-		s.Type == o.Type &&
-		errorText(s.Error) == errorText(o.Error) && (s.Error == nil) == (o.Error == nil) &&
+		equalType(s.Type, o.Type) &&
+		sameError(s.Error, o.Error) &&
 		s.MinWireVersion == o.MinWireVersion &&
 		s.MaxWireVersion == o.MaxWireVersion &&
 		s.Me == o.Me &&
@@ -230,6 +238,18 @@ func (s ServerDescription) members(addr string) bool {
 func contains(sorted []string, addr string) bool {
 	_, ok := slices.BinarySearch(sorted, addr)
 	return ok
+}
+
+// equalType compares server types for Equal, PossiblePrimary counting as
+// Unknown.
+func equalType(a, b ServerType) bool {
+	if a == PossiblePrimary {
+		a = Unknown
+	}
+	if b == PossiblePrimary {
+		b = Unknown
+	}
+	return a == b
 }
 
 func errorText(err error) string {
