@@ -201,7 +201,8 @@ func readPref(mode string, tags []map[string]string, maxStaleness *time.Duration
 		rp.TagSets = append(rp.TagSets, selection.TagSet(t))
 	}
 	if maxStaleness != nil {
-		rp.MaxStaleness = *maxStaleness
+		d := *maxStaleness // a copy: the caller may reuse its variable
+		rp.MaxStaleness = &d
 	}
 	return rp, nil
 }
