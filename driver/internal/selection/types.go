@@ -179,14 +179,20 @@ func (rp ReadPref) String() string {
 	return b.String()
 }
 
-func writeTagSet(b *strings.Builder, ts TagSet) {
+// sortedKeys returns the tag set's keys in order: map order is random, and
+// renderings and documents should not be.
+func sortedKeys(ts TagSet) []string {
 	keys := make([]string, 0, len(ts))
 	for k := range ts {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys) // map order is random; the rendering should not be
+	sort.Strings(keys)
+	return keys
+}
+
+func writeTagSet(b *strings.Builder, ts TagSet) {
 	b.WriteString("{")
-	for i, k := range keys {
+	for i, k := range sortedKeys(ts) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
