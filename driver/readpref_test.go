@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/connstring"
+	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
@@ -91,5 +93,87 @@ func TestMaxStalenessValidation(t *testing.T) {
 	defer c2.Disconnect(context.Background())
 	if ms := c2.readPref.MaxStaleness; ms != nil {
 		t.Errorf("client read preference %v from maxStalenessSeconds=0, want no maximum", c2.readPref)
+	}
+}
+
+// commandLog records the commands a client sends.
+type commandLog struct {
+	mu   sync.Mutex
+	cmds []*event.CommandStarted
+}
+
+func (l *commandLog) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cmds = append(l.cmds, e)
+	return ctx
+}
+func (*commandLog) CommandSucceeded(context.Context, *event.CommandSucceeded) {}
+func (*commandLog) CommandFailed(context.Context, *event.CommandFailed)       {}
+
+// last returns the last command named name.
+func (l *commandLog) last(name string) *event.CommandStarted {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.cmds) - 1; i >= 0; i-- {
+		if l.cmds[i].CommandName == name {
+			return l.cmds[i]
+		}
+	}
+	return nil
+}
+
+// TestReadPreferenceSent: a read carries the $readPreference the Server
+// Selection spec requires over OP_MSG, so a read on a secondary works: none
+// for mode primary on a replica set; the read preference (mode, tags,
+// maxStalenessSeconds as an integer) otherwise; primaryPreferred for a
+// primary read over a direct connection to a member, so it answers even as
+// a secondary; never to a standalone.
+func TestReadPreferenceSent(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{})
+	secondary := rs.Members()[1].Addr()
+	standalone := mongotest.NewServer(t, mongotest.Options{})
+	find := bson.D{{Key: "find", Value: "people"}}
+	tests := []struct {
+		name string
+		uri  string
+		opts *RunCommandOptions
+		want string // "" means no $readPreference
+	}{
+		{"replica set, primary", rs.URI(), nil, ""},
+		{"replica set, secondary", rs.URI(), &RunCommandOptions{ReadPreference: "secondary"}, `{"mode":"secondary"}`},
+		{"replica set, secondaryPreferred", rs.URI(), &RunCommandOptions{ReadPreference: "secondaryPreferred"}, `{"mode":"secondaryPreferred"}`},
+		{"replica set, nearest with max staleness", rs.URI(), &RunCommandOptions{ReadPreference: "nearest", MaxStaleness: Ptr(120 * time.Second)}, `{"mode":"nearest","maxStalenessSeconds":120}`},
+		{"direct to a secondary, primary", "mongodb://" + secondary + "/?directConnection=true", nil, `{"mode":"primaryPreferred"}`},
+		{"direct to a secondary, secondary", "mongodb://" + secondary + "/?directConnection=true", &RunCommandOptions{ReadPreference: "secondary"}, `{"mode":"secondary"}`},
+		{"standalone, secondary", standalone.URI(), &RunCommandOptions{ReadPreference: "secondary"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &commandLog{}
+			c := connect(t, tc.uri, &ClientOptions{Monitors: []any{log}})
+			ctx := ctxTimeout(t, 10*time.Second)
+			if _, err := c.RunCommand(ctx, "app", find, tc.opts); err != nil {
+				t.Fatalf("find: %v", err)
+			}
+			e := log.last("find")
+			if e == nil {
+				t.Fatal("no find command seen")
+			}
+			got := ""
+			if v, err := e.Command.LookupErr("$readPreference"); err == nil {
+				doc, ok := v.DocumentOK()
+				if !ok {
+					t.Fatalf("$readPreference is %v, not a document", v.Type)
+				}
+				got = doc.String()
+				if ms := doc.Lookup("maxStalenessSeconds"); ms.Type != 0 && ms.Type != bson.TypeInt64 && ms.Type != bson.TypeInt32 {
+					t.Errorf("maxStalenessSeconds has BSON type %v, want an integer", ms.Type)
+				}
+			}
+			if got != tc.want {
+				t.Errorf("$readPreference %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
