@@ -3,6 +3,8 @@ package driver
 import (
 	"context"
 	"errors"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -132,6 +134,7 @@ func (l *commandLog) last(name string) *event.CommandStarted {
 func TestReadPreferenceSent(t *testing.T) {
 	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{})
 	secondary := rs.Members()[1].Addr()
+	_, primaryPort, _ := net.SplitHostPort(rs.Primary().Addr())
 	standalone := mongotest.NewServer(t, mongotest.Options{})
 	find := bson.D{{Key: "find", Value: "people"}}
 	tests := []struct {
@@ -141,6 +144,9 @@ func TestReadPreferenceSent(t *testing.T) {
 		want string // "" means no $readPreference
 	}{
 		{"replica set, primary", rs.URI(), nil, ""},
+		// RunCommand's default is primary, whatever the client's default
+		// (Server Selection spec, "Use of read preferences with commands").
+		{"replica set, client default secondary ignored", rs.URI() + "&readPreference=secondary", nil, ""},
 		{"replica set, secondary", rs.URI(), &RunCommandOptions{ReadPreference: "secondary"}, `{"mode":"secondary"}`},
 		{"replica set, secondaryPreferred", rs.URI(), &RunCommandOptions{ReadPreference: "secondaryPreferred"}, `{"mode":"secondaryPreferred"}`},
 		{"replica set, nearest with max staleness", rs.URI(), &RunCommandOptions{ReadPreference: "nearest", MaxStaleness: Ptr(120 * time.Second)}, `{"mode":"nearest","maxStalenessSeconds":120}`},
@@ -159,6 +165,9 @@ func TestReadPreferenceSent(t *testing.T) {
 			e := log.last("find")
 			if e == nil {
 				t.Fatal("no find command seen")
+			}
+			if tc.want == "" && tc.uri != standalone.URI() && strconv.Itoa(e.ServerPort) != primaryPort {
+				t.Errorf("primary read sent to port %d, not the primary", e.ServerPort)
 			}
 			got := ""
 			if v, err := e.Command.LookupErr("$readPreference"); err == nil {
