@@ -223,7 +223,24 @@ func readPref(mode string, tags []map[string]string, maxStaleness *time.Duration
 		rp.TagSets = append(rp.TagSets, selection.TagSet(t))
 	}
 	if maxStaleness != nil {
-		rp.MaxStaleness = *maxStaleness
+		d := *maxStaleness // a copy: the caller may reuse its variable
+		rp.MaxStaleness = &d
+	}
+	// What does not depend on the deployment fails here, naming the
+	// option, rather than at every selection.
+	if err := rp.Validate(); err != nil {
+		oe := &OptionError{Option: "readPreference", Field: "ReadPreference", Value: rp.String(), Reason: err.Error(), Err: err}
+		var se *selection.Error
+		if errors.As(err, &se) {
+			oe.Reason = se.Reason
+			switch se.Field {
+			case "tagSets":
+				oe.Option, oe.Field = "readPreferenceTags", "ReadPreferenceTags"
+			case "maxStalenessSeconds":
+				oe.Option, oe.Field, oe.Value = "maxStalenessSeconds", "MaxStaleness", rp.MaxStaleness.String()
+			}
+		}
+		return rp, oe
 	}
 	return rp, nil
 }

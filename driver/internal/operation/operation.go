@@ -2,6 +2,7 @@ package operation
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -126,7 +127,11 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		return nil, &Error{Op: op.Name, Address: addr, Err: fmt.Errorf("pool returned a %T, not a connection", pc.Conn())}
 	}
 	fin.Attempts++
-	r, err := cc.MonitoredCommand(ctx, &conn.Request{DB: op.DB, Command: op.Command, Sequences: op.Sequences}, x.Events, id)
+	cmd := op.Command
+	if !op.Selector.Write {
+		cmd = withReadPreference(cmd, op.Selector.ReadPref, x.Topology.Description(), addr)
+	}
+	r, err := cc.MonitoredCommand(ctx, &conn.Request{DB: op.DB, Command: cmd, Sequences: op.Sequences}, x.Events, id)
 	if err != nil && !errors.Is(context.Cause(ctx), ErrClientDisconnected) {
 		x.Topology.HandleConnError(pc, addr, err, description.PhaseOperation)
 		if pc.Interrupted() {
@@ -142,4 +147,29 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		return body, &Error{Op: op.Name, Address: addr, Err: err}
 	}
 	return body, nil
+}
+
+// withReadPreference returns cmd with the $readPreference a read under rp
+// needs on the server at addr (selection.ToSend): none for a primary read
+// of a replica set or a mongos, primaryPreferred for any direct connection
+// but a standalone, and so on. cmd is returned unchanged when none is
+// needed or it already has one (a command given to RunCommand).
+func withReadPreference(cmd bson.Raw, rp selection.ReadPref, td description.TopologyDescription, addr string) bson.Raw {
+	sd, ok := td.Server(addr)
+	if !ok || len(cmd) < 5 {
+		return cmd
+	}
+	send, ok := selection.ToSend(rp, td.Type, sd.Type)
+	if !ok {
+		return cmd
+	}
+	if _, err := cmd.LookupErr("$readPreference"); err == nil {
+		return cmd
+	}
+	b := make([]byte, 0, len(cmd)+64)
+	b = append(b, cmd[:len(cmd)-1]...)
+	b = bson.AppendDocumentElement(b, "$readPreference", send.AppendDocument(nil))
+	b = append(b, 0)
+	binary.LittleEndian.PutUint32(b, uint32(len(b)))
+	return b
 }

@@ -5,7 +5,7 @@
 // loop that waits on topology changes until serverSelectionTimeoutMS or the
 // caller's deadline.
 //
-// It works on its own view of a topology ([Topology], [Server]) so that it is
-// pure logic, testable without any network I/O; the SDAM package fills these
-// views from its descriptions.
+// It reads SDAM's own model, description.TopologyDescription and its
+// ServerDescriptions, without copying or translating it: a selection
+// allocates nothing. It is pure logic, testable without any network I/O.
 package selection

@@ -22,13 +22,17 @@ func (e *Error) Error() string {
 // context.DeadlineExceeded instead).
 var ErrTimeout = errors.New("server selection timeout")
 
+// ErrSourceClosed is wrapped by a SelectionError that ended because the
+// source closed (Options.Closed) while selection waited.
+var ErrSourceClosed = errors.New("topology closed")
+
 // SelectionError reports a failed selection: an invalid read preference, an
 // incompatible topology, a timeout or a cancelled context. It carries the
 // topology as last seen, summarised without credentials.
 type SelectionError struct {
 	// Selector describes what was asked for.
 	Selector string
-	// Topology is the last topology seen, as Topology.String renders it.
+	// Topology is the last topology seen, as Summary renders it.
 	Topology string
 	// TimedOut is true when serverSelectionTimeoutMS or the context's
 	// deadline ran out before a server became suitable.
@@ -36,7 +40,7 @@ type SelectionError struct {
 	// Waited is how long selection took before failing.
 	Waited time.Duration
 	// Err is the cause: a *Error, the topology's compatibility error,
-	// ErrTimeout, or the context's error.
+	// ErrTimeout, ErrSourceClosed, or the context's error.
 	Err error
 }
 

@@ -1,21 +1,34 @@
 package selection
 
-import "sync"
+import (
+	"sync"
+	"time"
 
-// fakeSource is a Source whose topology tests change by hand.
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
+)
+
+// fakeSource is a Source whose topology and operation counts tests change
+// by hand.
 type fakeSource struct {
 	mu       sync.Mutex
-	top      Topology
+	top      description.TopologyDescription
+	ops      opCounts
 	changed  chan struct{}
 	requests int
 	// onRequest, if set, runs on every immediate-check request.
 	onRequest func()
 }
 
-func (f *fakeSource) Current() (Topology, <-chan struct{}) {
+func (f *fakeSource) Current() (description.TopologyDescription, <-chan struct{}) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.top, f.changed
+}
+
+func (f *fakeSource) OperationCount(addr string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ops[addr]
 }
 
 func (f *fakeSource) RequestImmediateCheck() {
@@ -29,7 +42,7 @@ func (f *fakeSource) RequestImmediateCheck() {
 }
 
 // set installs a new topology and wakes every waiter.
-func (f *fakeSource) set(t Topology) {
+func (f *fakeSource) set(t description.TopologyDescription) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.top = t
@@ -42,3 +55,11 @@ func (f *fakeSource) requestCount() int {
 	defer f.mu.Unlock()
 	return f.requests
 }
+
+// opCounts is an OperationCounter over a fixed map.
+type opCounts map[string]int64
+
+func (c opCounts) OperationCount(addr string) int64 { return c[addr] }
+
+// dur returns a pointer to d, for ReadPref.MaxStaleness.
+func dur(d time.Duration) *time.Duration { return &d }

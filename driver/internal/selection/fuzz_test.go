@@ -3,15 +3,16 @@ package selection
 import (
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
 
-// fuzzTopology builds a topology and selector from arbitrary bytes: kinds
-// (in and out of range), RTTs, tags, dates, deprioritised addresses and any
-// read preference, valid or not.
-func fuzzTopology(data []byte) (Topology, Selector) {
+// fuzzTopology builds a topology, operation counts and a selector from
+// arbitrary bytes: types (in and out of range), RTTs, tags, dates,
+// deprioritised addresses and any read preference, valid or not.
+func fuzzTopology(data []byte) (description.TopologyDescription, opCounts, Selector, time.Duration) {
 	next := func() byte {
 		if len(data) == 0 {
 			return 0
@@ -22,30 +23,29 @@ func fuzzTopology(data []byte) (Topology, Selector) {
 	}
 	addrs := []string{"a:1", "b:1", "c:1", "d:1", "e:1", "f:1", "g:1", "h:1"}
 	tagVals := []string{"ny", "sf", ""}
-	top := Topology{
-		Kind:               TopologyKind(int8(next()) % 8),
-		HeartbeatFrequency: time.Duration(next()) * time.Second,
-	}
+	top := description.TopologyDescription{Type: description.TopologyType(next() % 8)}
+	heartbeat := time.Duration(next()) * time.Second
+	ops := opCounts{}
 	for n := int(next() % 9); n > 0; n-- {
-		s := Server{
-			Addr:           addrs[next()%8],
-			Kind:           ServerKind(int8(next()) % 12),
-			AvgRTT:         time.Duration(int8(next())) * time.Millisecond,
+		s := description.ServerDescription{
+			Address:        addrs[next()%8],
+			Type:           description.ServerType(next() % 12),
+			RoundTripTime:  time.Duration(int8(next())) * time.Millisecond,
 			LastUpdateTime: time.Unix(int64(int8(next()))*1e9, 0),
 			LastWriteDate:  time.Unix(int64(int8(next()))*1e9, 0),
-			OperationCount: int64(next() % 4),
 		}
+		ops[s.Address] = int64(next() % 4)
 		if b := next(); b%4 != 0 {
 			s.Tags = map[string]string{"dc": tagVals[b%3]}
 		}
 		top.Servers = append(top.Servers, s)
 	}
 	sel := Selector{
-		Write: next()%3 == 0,
-		ReadPref: ReadPref{
-			Mode:         Mode(int8(next()) % 7),
-			MaxStaleness: time.Duration(int8(next())) * 2 * time.Second,
-		},
+		Write:    next()%3 == 0,
+		ReadPref: ReadPref{Mode: Mode(int8(next()) % 7)},
+	}
+	if b := next(); b%4 != 0 {
+		sel.ReadPref.MaxStaleness = dur(time.Duration(int8(next())) * 2 * time.Second)
 	}
 	for n := int(next() % 3); n > 0; n-- {
 		ts := TagSet{}
@@ -57,7 +57,17 @@ func fuzzTopology(data []byte) (Topology, Selector) {
 	for n := int(next() % 3); n > 0; n-- {
 		sel.Deprioritized = append(sel.Deprioritized, addrs[next()%8])
 	}
-	return top, sel
+	return top, ops, sel, heartbeat
+}
+
+// inTopology reports whether s points at one of top's servers.
+func inTopology(top description.TopologyDescription, s *description.ServerDescription) bool {
+	for i := range top.Servers {
+		if &top.Servers[i] == s {
+			return true
+		}
+	}
+	return false
 }
 
 // FuzzSelectionSuitable checks, for any topology and selector, that
@@ -65,16 +75,17 @@ func fuzzTopology(data []byte) (Topology, Selector) {
 // and that the suitable set, the window and the choice nest properly and
 // hold only servers that may take the operation.
 func FuzzSelectionSuitable(f *testing.F) {
-	f.Add([]byte{3, 10, 3, 0, 3, 5, 0, 0, 0, 1, 4, 1, 2, 3, 100, 1, 2, 1, 2, 0, 3, 0, 1, 5})
-	f.Add([]byte{2, 0, 4, 0, 4, 5, 1, 2, 1, 0, 1, 4, 9, 5, 1, 0, 2, 2, 4, 0, 5, 60, 2, 0, 1, 1, 0})
+	f.Add([]byte{3, 10, 3, 0, 4, 5, 0, 0, 0, 1, 4, 1, 2, 3, 100, 1, 2, 1, 2, 0, 3, 0, 1, 5})
+	f.Add([]byte{2, 0, 4, 0, 5, 5, 1, 2, 1, 0, 1, 4, 9, 5, 1, 0, 2, 2, 4, 0, 5, 60, 2, 0, 1, 1, 0})
 	f.Add([]byte{4, 0, 2, 0, 2, 1, 0, 0, 1, 0, 1, 2, 20, 0, 0, 0, 0, 1, 0, 1, 1})
 	f.Add([]byte{1, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0})
-	f.Add([]byte{5, 0, 1, 0, 8, 1, 0, 0, 0, 0, 0, 0})
-	f.Add([]byte{3, 200, 2, 0, 3, 1, 127, 128, 0, 1, 1, 4, 3, 45, 2, 0, 0})
+	f.Add([]byte{5, 0, 1, 0, 9, 1, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{3, 200, 2, 0, 4, 1, 127, 128, 0, 1, 1, 4, 3, 45, 2, 0, 0})
+	f.Add([]byte{2, 0, 2, 0, 5, 1, 0, 0, 0, 1, 0, 2, 1, 0, 0, 0})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		top, sel := fuzzTopology(data)
-		suitable, err := Suitable(top, sel)
+		top, ops, sel, heartbeat := fuzzTopology(data)
+		suitable, err := Suitable(top, sel, heartbeat)
 		if err != nil {
 			var e *Error
 			if sel.Write || !errors.As(err, &e) || e.Field == "" {
@@ -83,14 +94,14 @@ func FuzzSelectionSuitable(f *testing.F) {
 			return
 		}
 		for _, s := range suitable {
-			if !s.Kind.Available() || !slices.ContainsFunc(top.Servers, func(x Server) bool { return x.Addr == s.Addr && x.Kind == s.Kind }) {
-				t.Fatalf("suitable %v is unavailable or not in the topology %v", s, top)
+			if !available(s.Type) || !inTopology(top, s) {
+				t.Fatalf("suitable %s %s is unavailable or not in the topology %s", s.Address, s.Type, Summary(top))
 			}
-			if sel.Write && top.Kind.replicaSet() && s.Kind != RSPrimary {
-				t.Fatalf("write selected %v", s)
+			if sel.Write && replicaSet(top.Type) && s.Type != description.RSPrimary {
+				t.Fatalf("write selected %s %s", s.Address, s.Type)
 			}
-			if top.Kind == TopologyUnknown {
-				t.Fatalf("unknown topology yielded %v", s)
+			if top.Type == description.TopologyUnknown {
+				t.Fatalf("unknown topology yielded %s", s.Address)
 			}
 		}
 		window := InWindow(suitable, DefaultLocalThreshold)
@@ -100,13 +111,26 @@ func FuzzSelectionSuitable(f *testing.F) {
 		if len(window) == 0 {
 			return
 		}
-		got := Pick(window, rand.New(rand.NewPCG(uint64(len(data)), 1)))
-		if !slices.ContainsFunc(window, func(x Server) bool { return x.Addr == got.Addr }) {
-			t.Fatalf("Pick chose %v outside the window %v", got, window)
+		got := Pick(window, ops, rand.New(rand.NewPCG(uint64(len(data)), 1)))
+		if !contains(window, got) {
+			t.Fatalf("Pick chose %s outside the window", got.Address)
 		}
-		src := &fakeSource{top: top}
-		if s, err := Select(t.Context(), src, sel, Options{LocalThreshold: DefaultLocalThreshold, Timeout: time.Hour}); err != nil || !slices.ContainsFunc(window, func(x Server) bool { return x.Addr == s.Addr }) {
-			t.Fatalf("Select = %v, %v; want a server of the window %v", s, err, window)
+		src := &fakeSource{top: top, ops: ops}
+		s, err := Select(t.Context(), src, sel, Options{LocalThreshold: DefaultLocalThreshold, HeartbeatFrequency: heartbeat, Timeout: time.Hour})
+		if err != nil {
+			t.Fatalf("Select: %v; want a server of the window", err)
+		}
+		if !contains(window, s) {
+			t.Fatalf("Select chose %s, not in the window", s.Address)
 		}
 	})
+}
+
+func contains(servers []*description.ServerDescription, s *description.ServerDescription) bool {
+	for _, x := range servers {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

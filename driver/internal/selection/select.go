@@ -6,20 +6,27 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
 
 // Source gives the selection loop the current topology and a way to wait
 // for it to change. SDAM implements it.
 type Source interface {
-	// Current returns the topology now and a channel that is closed at the
-	// next change after it.
-	Current() (Topology, <-chan struct{})
+	// Current returns the topology description now and a channel that is
+	// closed at the next change after it. The description is a value
+	// nobody modifies: selection reads it in place.
+	Current() (description.TopologyDescription, <-chan struct{})
 	// RequestImmediateCheck asks the monitors to check their servers now.
 	RequestImmediateCheck()
+	// OperationCounter gives the servers' operation counts, for the choice
+	// between two servers of the latency window.
+	OperationCounter
 }
 
 // Options tunes Select. The caller fills in the client's settings; the zero
-// value means localThresholdMS 0 and no serverSelectionTimeoutMS.
+// value means localThresholdMS 0, the default heartbeatFrequencyMS and no
+// serverSelectionTimeoutMS.
 type Options struct {
 	// LocalThreshold is localThresholdMS ([DefaultLocalThreshold] unless
 	// the user set it).
@@ -27,6 +34,12 @@ type Options struct {
 	// Timeout is serverSelectionTimeoutMS; zero or negative means selection
 	// is bounded by the context alone.
 	Timeout time.Duration
+	// HeartbeatFrequency is heartbeatFrequencyMS, which maxStalenessSeconds
+	// depends on; zero means [DefaultHeartbeatFrequency].
+	HeartbeatFrequency time.Duration
+	// Closed, if set, is closed when the source shuts down: a waiting
+	// selection then fails with ErrSourceClosed.
+	Closed <-chan struct{}
 	// Rand drives the choice between two random servers; nil uses the
 	// global source.
 	Rand *rand.Rand
@@ -34,32 +47,33 @@ type Options struct {
 	// suitable and selection starts waiting (the "Waiting for suitable
 	// server to become available" message), with the time left; remaining
 	// is negative when there is no deadline.
-	OnWait func(t Topology, remaining time.Duration)
+	OnWait func(t description.TopologyDescription, remaining time.Duration)
 }
 
 // Select chooses a server for sel. It looks at the current topology; when no
 // server is suitable it requests an immediate check and blocks until the
-// topology changes, serverSelectionTimeoutMS passes or ctx ends, whichever
-// comes first. An invalid read preference or an incompatible topology fails
-// at once. Every error is a *SelectionError.
+// topology changes, serverSelectionTimeoutMS passes, ctx ends or the source
+// closes, whichever comes first. An invalid read preference or an
+// incompatible topology fails at once. Every error is a *SelectionError.
 //
-// The caller increments the chosen server's operation count.
-func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, error) {
+// The result points into the description Current returned, which must not
+// be modified. The caller increments the chosen server's operation count.
+func Select(ctx context.Context, src Source, sel Selector, o Options) (*description.ServerDescription, error) {
 	start := time.Now()
 	var timeout <-chan time.Time // made at the first wait: most selections never wait
-	bufp := serverBufs.Get().(*[]Server)
+	bufp := serverBufs.Get().(*[]*description.ServerDescription)
 	defer func() {
 		b := *bufp
-		clear(b[:cap(b)]) // drop references to tags and errors before pooling
+		clear(b[:cap(b)]) // drop references to the topology before pooling
 		serverBufs.Put(bufp)
 	}()
 	waited := false
 	for {
 		t, changed := src.Current()
-		fail := func(err error, timedOut bool) (Server, error) {
-			return Server{}, &SelectionError{
+		fail := func(err error, timedOut bool) (*description.ServerDescription, error) {
+			return nil, &SelectionError{
 				Selector: sel.String(),
-				Topology: t.String(),
+				Topology: Summary(t),
 				TimedOut: timedOut,
 				Waited:   time.Since(start),
 				Err:      err,
@@ -71,7 +85,7 @@ func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, e
 		if t.CompatibilityErr != nil {
 			return fail(t.CompatibilityErr, false)
 		}
-		suitable, err := appendSuitable((*bufp)[:0], t, sel)
+		suitable, err := appendSuitable((*bufp)[:0], &t, sel, o.HeartbeatFrequency)
 		if cap(suitable) <= maxPooledServers {
 			*bufp = suitable[:0]
 		}
@@ -82,7 +96,7 @@ func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, e
 			// The window is filtered in place: it never grows past the
 			// suitable list it reads from.
 			window := appendInWindow(suitable[:0:len(suitable)], suitable, o.LocalThreshold)
-			i, _ := pickIndex(window, o.Rand)
+			i, _ := pickIndex(window, src, o.Rand)
 			return window[i], nil
 		}
 		if !waited {
@@ -104,6 +118,8 @@ func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, e
 			return fail(err, errors.Is(err, context.DeadlineExceeded))
 		case <-timeout:
 			return fail(ErrTimeout, true)
+		case <-o.Closed:
+			return fail(ErrSourceClosed, false)
 		}
 	}
 }
@@ -112,7 +128,7 @@ func Select(ctx context.Context, src Source, sel Selector, o Options) (Server, e
 // allocates nothing in the common case. A slice that grew past
 // maxPooledServers (a very large sharded cluster) is not kept.
 var serverBufs = sync.Pool{New: func() any {
-	s := make([]Server, 0, 8)
+	s := make([]*description.ServerDescription, 0, 8)
 	return &s
 }}
 

@@ -8,12 +8,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
 
-func emptyReplicaSet() Topology {
-	return Topology{Kind: ReplicaSetNoPrimary, Servers: []Server{
-		{Addr: "a:1", Kind: Unknown, Err: errors.New("dial tcp a:1: connection refused")},
-		{Addr: "b:1", Kind: RSSecondary, AvgRTT: time.Millisecond},
+func emptyReplicaSet() description.TopologyDescription {
+	return description.TopologyDescription{Type: description.ReplicaSetNoPrimary, Servers: []description.ServerDescription{
+		{Address: "a:1", Type: description.Unknown, Error: errors.New("dial tcp a:1: connection refused")},
+		{Address: "b:1", Type: description.RSSecondary, RoundTripTime: time.Millisecond},
 	}}
 }
 
@@ -23,10 +25,10 @@ func TestSelectImmediate(t *testing.T) {
 	waits := 0
 	got, err := Select(t.Context(), src, Read(ReadPref{Mode: Nearest}), Options{
 		LocalThreshold: DefaultLocalThreshold, Timeout: time.Second,
-		OnWait: func(Topology, time.Duration) { waits++ },
+		OnWait: func(description.TopologyDescription, time.Duration) { waits++ },
 	})
-	if err != nil || got.Addr != "a:1" && got.Addr != "b:1" {
-		t.Fatalf("Select = %v, %v; want a:1 or b:1 (the window)", got.Addr, err)
+	if err != nil || got.Address != "a:1" && got.Address != "b:1" {
+		t.Fatalf("Select = %v, %v; want a:1 or b:1 (the window)", got.Address, err)
 	}
 	if waits != 0 || src.requestCount() != 0 {
 		t.Errorf("waits %d, immediate checks %d; want none", waits, src.requestCount())
@@ -63,7 +65,7 @@ func TestSelectWaitsForChange(t *testing.T) {
 	start := time.Now()
 	got, err := Select(t.Context(), src, Write(), Options{
 		Timeout: 10 * time.Second,
-		OnWait: func(_ Topology, left time.Duration) {
+		OnWait: func(_ description.TopologyDescription, left time.Duration) {
 			mu.Lock()
 			defer mu.Unlock()
 			waits++
@@ -71,8 +73,8 @@ func TestSelectWaitsForChange(t *testing.T) {
 		},
 	})
 	wg.Wait()
-	if err != nil || got.Addr != "a:1" {
-		t.Fatalf("Select = %q, %v; want the primary a:1", got.Addr, err)
+	if err != nil || got.Address != "a:1" {
+		t.Fatalf("Select = %q, %v; want the primary a:1", got.Address, err)
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("Select took %v", time.Since(start))
@@ -125,7 +127,7 @@ func TestSelectContext(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		defer cancel()
 		var left time.Duration
-		_, err := Select(ctx, src, Write(), Options{Timeout: time.Hour, OnWait: func(_ Topology, l time.Duration) { left = l }})
+		_, err := Select(ctx, src, Write(), Options{Timeout: time.Hour, OnWait: func(_ description.TopologyDescription, l time.Duration) { left = l }})
 		var se *SelectionError
 		if !errors.As(err, &se) || !se.TimedOut || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("error %v, want a timed-out *SelectionError wrapping DeadlineExceeded", err)
@@ -139,7 +141,7 @@ func TestSelectContext(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		src.onRequest = cancel
 		var left time.Duration
-		_, err := Select(ctx, src, Write(), Options{OnWait: func(_ Topology, l time.Duration) { left = l }})
+		_, err := Select(ctx, src, Write(), Options{OnWait: func(_ description.TopologyDescription, l time.Duration) { left = l }})
 		var se *SelectionError
 		if !errors.As(err, &se) || se.TimedOut || !errors.Is(err, context.Canceled) {
 			t.Fatalf("error %v, want a *SelectionError wrapping Canceled, not a timeout", err)
@@ -164,12 +166,12 @@ func TestSelectFailsFast(t *testing.T) {
 	incompatible.CompatibilityErr = errors.New("server at a:1 reports wire version 2, but this driver requires at least 8")
 	tests := []struct {
 		name    string
-		top     Topology
+		top     description.TopologyDescription
 		sel     Selector
 		wantErr func(error) bool
 	}{
 		{"incompatible topology", incompatible, Write(), func(err error) bool { return errors.Is(err, incompatible.CompatibilityErr) }},
-		{"invalid read preference", rsTopology(), Read(ReadPref{Mode: Secondary, MaxStaleness: time.Second}), func(err error) bool {
+		{"invalid read preference", rsTopology(), Read(ReadPref{Mode: Secondary, MaxStaleness: dur(time.Second)}), func(err error) bool {
 			var e *Error
 			return errors.As(err, &e) && e.Field == "maxStalenessSeconds"
 		}},
@@ -193,8 +195,8 @@ func TestSelectFailsFast(t *testing.T) {
 // A selection error names addresses, kinds and errors, never server data
 // beyond that: tag values and dates are left out of the summary.
 func TestSelectionErrorSummary(t *testing.T) {
-	top := Topology{Kind: ReplicaSetWithPrimary, Servers: []Server{
-		{Addr: "a:1", Kind: RSPrimary, Tags: map[string]string{"owner": "tag-value-not-for-logs"}, LastWriteDate: time.Unix(12345, 0)},
+	top := description.TopologyDescription{Type: description.ReplicaSetWithPrimary, Servers: []description.ServerDescription{
+		{Address: "a:1", Type: description.RSPrimary, Tags: map[string]string{"owner": "tag-value-not-for-logs"}, LastWriteDate: time.Unix(12345, 0)},
 	}}
 	src := &fakeSource{top: top, changed: make(chan struct{})}
 	_, err := Select(t.Context(), src, Read(ReadPref{Mode: Secondary}), Options{Timeout: time.Millisecond})
@@ -216,5 +218,88 @@ func TestSelectNoGoroutines(t *testing.T) {
 	}
 	if after := runtime.NumGoroutine(); after > before {
 		t.Errorf("goroutines %d before, %d after", before, after)
+	}
+}
+
+// Each look at a changed topology starts again at step 2 of the Server
+// Selection Algorithm: a topology that becomes incompatible, or a read
+// preference that the new topology type makes invalid, fails the waiting
+// selection at once rather than at the timeout.
+func TestSelectRechecksAfterChange(t *testing.T) {
+	incompatible := emptyReplicaSet()
+	incompatible.CompatibilityErr = errors.New("server at a:1 requires wire version 99")
+	tests := []struct {
+		name    string
+		sel     Selector
+		before  description.TopologyDescription
+		after   description.TopologyDescription
+		wantErr func(error) bool
+	}{
+		{"becomes incompatible", Write(), emptyReplicaSet(), incompatible,
+			func(err error) bool { return errors.Is(err, incompatible.CompatibilityErr) }},
+		// 60s is fine while the type is Unknown; a replica set needs 90s.
+		{"read preference invalid for the new type", Read(ReadPref{Mode: Secondary, MaxStaleness: dur(60 * time.Second)}),
+			description.TopologyDescription{Servers: []description.ServerDescription{{Address: "a:1"}}}, emptyReplicaSet(),
+			func(err error) bool {
+				var e *Error
+				return errors.As(err, &e) && e.Field == "maxStalenessSeconds"
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fakeSource{top: tc.before, changed: make(chan struct{})}
+			var once sync.Once
+			src.onRequest = func() { once.Do(func() { go src.set(tc.after) }) }
+			start := time.Now()
+			_, err := Select(t.Context(), src, tc.sel, Options{Timeout: 10 * time.Second})
+			var se *SelectionError
+			if !errors.As(err, &se) || se.TimedOut || !tc.wantErr(err) {
+				t.Fatalf("error %v, want an immediate *SelectionError with the cause", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("failed after %v, want as soon as the topology changed", d)
+			}
+		})
+	}
+}
+
+// A multi-threaded driver must not wait for discovery to finish: while
+// members are still Unknown, a read that an already-known member can serve
+// returns at once, without an immediate check.
+func TestSelectDoesNotWaitForDiscovery(t *testing.T) {
+	discovering := description.TopologyDescription{Type: description.ReplicaSetNoPrimary, Servers: []description.ServerDescription{
+		{Address: "a:1", Type: description.Unknown},
+		{Address: "b:1", Type: description.RSSecondary, RoundTripTime: time.Millisecond},
+		{Address: "c:1", Type: description.Unknown},
+	}}
+	for _, mode := range []Mode{PrimaryPreferred, Secondary, SecondaryPreferred, Nearest} {
+		t.Run(mode.String(), func(t *testing.T) {
+			src := &fakeSource{top: discovering, changed: make(chan struct{})}
+			got, err := Select(t.Context(), src, Read(ReadPref{Mode: mode}), Options{Timeout: 10 * time.Second})
+			if err != nil || got.Address != "b:1" {
+				t.Fatalf("Select = %v, %v; want b:1 at once", got, err)
+			}
+			if n := src.requestCount(); n != 0 {
+				t.Errorf("%d immediate checks, want none", n)
+			}
+		})
+	}
+}
+
+// Options.Closed ends a waiting selection with ErrSourceClosed, not a
+// timeout.
+func TestSelectSourceClosed(t *testing.T) {
+	src := &fakeSource{top: emptyReplicaSet(), changed: make(chan struct{})}
+	closed := make(chan struct{})
+	var once sync.Once
+	src.onRequest = func() { once.Do(func() { close(closed) }) }
+	start := time.Now()
+	_, err := Select(t.Context(), src, Write(), Options{Timeout: 10 * time.Second, Closed: closed})
+	var se *SelectionError
+	if !errors.As(err, &se) || se.TimedOut || !errors.Is(err, ErrSourceClosed) {
+		t.Fatalf("error %v, want a *SelectionError wrapping ErrSourceClosed", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("returned after %v", d)
 	}
 }

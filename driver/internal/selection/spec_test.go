@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 )
 
@@ -84,47 +85,44 @@ func readSpecJSON(t *testing.T, path string, v any) {
 	}
 }
 
-var specServerKinds = map[string]ServerKind{
-	"Unknown": Unknown, "Standalone": Standalone, "Mongos": Mongos,
-	"RSPrimary": RSPrimary, "RSSecondary": RSSecondary, "RSArbiter": RSArbiter,
-	"RSOther": RSOther, "RSGhost": RSGhost, "LoadBalancer": LoadBalancer,
-	"PossiblePrimary": PossiblePrimary,
+var specServerTypes = map[string]description.ServerType{
+	"Unknown": description.Unknown, "Standalone": description.Standalone, "Mongos": description.Mongos,
+	"RSPrimary": description.RSPrimary, "RSSecondary": description.RSSecondary, "RSArbiter": description.RSArbiter,
+	"RSOther": description.RSOther, "RSGhost": description.RSGhost, "LoadBalancer": description.LoadBalancer,
+	"PossiblePrimary": description.PossiblePrimary,
 }
 
-var specTopologyKinds = map[string]TopologyKind{
-	"Unknown": TopologyUnknown, "Single": Single, "ReplicaSetNoPrimary": ReplicaSetNoPrimary,
-	"ReplicaSetWithPrimary": ReplicaSetWithPrimary, "Sharded": Sharded, "LoadBalanced": LoadBalanced,
+var specTopologyTypes = map[string]description.TopologyType{
+	"Unknown": description.TopologyUnknown, "Single": description.Single, "ReplicaSetNoPrimary": description.ReplicaSetNoPrimary,
+	"ReplicaSetWithPrimary": description.ReplicaSetWithPrimary, "Sharded": description.Sharded, "LoadBalanced": description.LoadBalanced,
 }
 
 func msDuration(ms float64) time.Duration {
 	return time.Duration(math.Round(ms * float64(time.Millisecond)))
 }
 
-func (st specTopology) topology(t *testing.T, heartbeatMS *int64) Topology {
+func (st specTopology) topology(t *testing.T) description.TopologyDescription {
 	t.Helper()
-	kind, ok := specTopologyKinds[st.Type]
+	tt, ok := specTopologyTypes[st.Type]
 	if !ok {
 		t.Fatalf("unknown topology type %q", st.Type)
 	}
-	top := Topology{Kind: kind}
-	if heartbeatMS != nil {
-		top.HeartbeatFrequency = time.Duration(*heartbeatMS) * time.Millisecond
-	}
+	top := description.TopologyDescription{Type: tt}
 	for _, s := range st.Servers {
 		top.Servers = append(top.Servers, s.server(t))
 	}
 	return top
 }
 
-func (s specServer) server(t *testing.T) Server {
+func (s specServer) server(t *testing.T) description.ServerDescription {
 	t.Helper()
-	kind, ok := specServerKinds[s.Type]
+	st, ok := specServerTypes[s.Type]
 	if !ok {
 		t.Fatalf("unknown server type %q", s.Type)
 	}
-	srv := Server{Addr: s.Address, Kind: kind, Tags: s.Tags, MaxWireVersion: s.MaxWireVersion}
+	srv := description.ServerDescription{Address: s.Address, Type: st, Tags: s.Tags, MaxWireVersion: s.MaxWireVersion}
 	if s.AvgRTTMS != nil {
-		srv.AvgRTT = msDuration(*s.AvgRTTMS)
+		srv.RoundTripTime = msDuration(*s.AvgRTTMS)
 	}
 	if s.LastUpdateTime != nil {
 		srv.LastUpdateTime = time.UnixMilli(*s.LastUpdateTime)
@@ -157,7 +155,7 @@ func (c selectionCase) selector(t *testing.T) Selector {
 			sel.ReadPref.TagSets = append(sel.ReadPref.TagSets, TagSet(ts))
 		}
 		if rp.MaxStalenessSeconds != nil {
-			sel.ReadPref.MaxStaleness = time.Duration(*rp.MaxStalenessSeconds * float64(time.Second))
+			sel.ReadPref.MaxStaleness = dur(time.Duration(*rp.MaxStalenessSeconds * float64(time.Second)))
 		}
 	}
 	for _, s := range c.Deprioritized {
@@ -166,10 +164,17 @@ func (c selectionCase) selector(t *testing.T) Selector {
 	return sel
 }
 
-func addrs(servers []Server) []string {
+func (c selectionCase) heartbeat() time.Duration {
+	if c.HeartbeatFrequencyMS == nil {
+		return 0
+	}
+	return time.Duration(*c.HeartbeatFrequencyMS) * time.Millisecond
+}
+
+func addrs(servers []*description.ServerDescription) []string {
 	out := make([]string, len(servers))
 	for i, s := range servers {
-		out[i] = s.Addr
+		out[i] = s.Address
 	}
 	slices.Sort(out)
 	return out
@@ -189,9 +194,9 @@ func specAddrs(servers []specServer) []string {
 func runSelectionCase(t *testing.T, path string) {
 	var c selectionCase
 	readSpecJSON(t, path, &c)
-	top := c.Topology.topology(t, c.HeartbeatFrequencyMS)
+	top := c.Topology.topology(t)
 	sel := c.selector(t)
-	suitable, err := Suitable(top, sel)
+	suitable, err := Suitable(top, sel, c.heartbeat())
 	if c.Error {
 		if err == nil {
 			t.Fatalf("Suitable succeeded with %v, want an error", addrs(suitable))
@@ -214,16 +219,16 @@ func runSelectionCase(t *testing.T, path string) {
 	// The selection loop must agree: it picks a server of the window, or
 	// fails at once with the same validation error.
 	src := &fakeSource{top: top, changed: make(chan struct{})}
-	got, err := Select(t.Context(), src, sel, Options{LocalThreshold: DefaultLocalThreshold, Timeout: time.Millisecond})
+	got, err := Select(t.Context(), src, sel, Options{LocalThreshold: DefaultLocalThreshold, HeartbeatFrequency: c.heartbeat(), Timeout: time.Millisecond})
 	if len(window) > 0 {
 		if err != nil {
 			t.Fatalf("Select: %v", err)
 		}
-		if !slices.Contains(addrs(window), got.Addr) {
-			t.Errorf("Select chose %s, not in the window %v", got.Addr, addrs(window))
+		if !contains(window, got) {
+			t.Errorf("Select chose %s, not in the window %v", got.Address, addrs(window))
 		}
 	} else if err == nil {
-		t.Errorf("Select chose %s, want a timeout", got.Addr)
+		t.Errorf("Select chose %s, want a timeout", got.Address)
 	}
 }
 
@@ -254,32 +259,6 @@ func TestSpecMaxStaleness(t *testing.T) {
 	runSelectionSuite(t, "max-staleness", "max-staleness", "tests")
 }
 
-func TestSpecRTT(t *testing.T) {
-	tally := spectest.NewTally("server-selection/rtt")
-	for _, path := range spectest.Files(t, "*.json", "server-selection", "tests", "rtt") {
-		tally.Run(t, strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
-			var c struct {
-				AvgRTTMS  json.RawMessage `json:"avg_rtt_ms"`
-				NewRTTMS  float64         `json:"new_rtt_ms"`
-				NewAvgRTT float64         `json:"new_avg_rtt"`
-			}
-			readSpecJSON(t, path, &c)
-			first := string(c.AvgRTTMS) == `"NULL"`
-			var prev float64
-			if !first {
-				if err := json.Unmarshal(c.AvgRTTMS, &prev); err != nil {
-					t.Fatalf("avg_rtt_ms: %v", err)
-				}
-			}
-			got := NextAvgRTT(msDuration(prev), msDuration(c.NewRTTMS), first)
-			if want := msDuration(c.NewAvgRTT); got != want {
-				t.Errorf("NextAvgRTT(%v, %v, %v) = %v, want %v", msDuration(prev), msDuration(c.NewRTTMS), first, got, want)
-			}
-		})
-	}
-	tally.Log(t)
-}
-
 // TestSpecInWindow runs the statistical tests: with the mocked operation
 // counts fixed, `iterations` nearest reads must pick each server at its
 // expected frequency, within the tolerance (exactly, for 0 and 1).
@@ -300,15 +279,15 @@ func TestSpecInWindow(t *testing.T) {
 				} `json:"outcome"`
 			}
 			readSpecJSON(t, path, &c)
-			top := c.Topology.topology(t, nil)
+			top := c.Topology.topology(t)
+			ops := opCounts{}
 			for _, m := range c.Mocked {
-				i := slices.IndexFunc(top.Servers, func(s Server) bool { return s.Addr == m.Address })
-				if i < 0 {
+				if !slices.ContainsFunc(top.Servers, func(s description.ServerDescription) bool { return s.Address == m.Address }) {
 					t.Fatalf("mocked state for %s, which is not in the topology", m.Address)
 				}
-				top.Servers[i].OperationCount = m.OperationCount
+				ops[m.Address] = m.OperationCount
 			}
-			src := &fakeSource{top: top, changed: make(chan struct{})}
+			src := &fakeSource{top: top, ops: ops, changed: make(chan struct{})}
 			r := rand.New(rand.NewPCG(1, uint64(len(path))))
 			counts := map[string]int{}
 			for range c.Iterations {
@@ -316,7 +295,7 @@ func TestSpecInWindow(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				counts[s.Addr]++
+				counts[s.Address]++
 			}
 			for addr, want := range c.Outcome.Expected {
 				got := float64(counts[addr]) / float64(c.Iterations)

@@ -5,16 +5,27 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
 
-// Validate checks the read preference against the Server Selection and Max
-// Staleness rules: a known mode; no tag sets and no maxStalenessSeconds with
-// mode primary; and, on a replica set, maxStalenessSeconds of at least
-// smallestMaxStalenessSeconds (90s) and at least heartbeatFrequencyMS plus
-// idleWritePeriodMS. It returns a *Error naming the component.
-func (rp ReadPref) Validate(t Topology) error {
+// Validate checks the rules that hold whatever the deployment: a known
+// mode; no non-empty tag set and no maxStalenessSeconds with mode primary;
+// and maxStalenessSeconds, when set and not negative (no maximum), a
+// positive whole number of seconds. It returns a *Error naming the
+// component.
+func (rp ReadPref) Validate() error {
 	if !rp.Mode.valid() {
 		return &Error{Field: "mode", Reason: fmt.Sprintf("unknown mode %d", int(rp.Mode))}
+	}
+	ms, hasMax := rp.maxStaleness()
+	if hasMax {
+		switch {
+		case ms == 0:
+			return &Error{Field: "maxStalenessSeconds", Reason: "0 is not allowed: it must be positive, or -1 for no maximum"}
+		case ms%time.Second != 0:
+			return &Error{Field: "maxStalenessSeconds", Reason: fmt.Sprintf("%s is not a whole number of seconds", ms)}
+		}
 	}
 	if rp.Mode == Primary {
 		for _, ts := range rp.TagSets {
@@ -22,44 +33,66 @@ func (rp ReadPref) Validate(t Topology) error {
 				return &Error{Field: "tagSets", Reason: "tag sets are not allowed with mode primary"}
 			}
 		}
-		if rp.MaxStaleness > 0 {
+		if hasMax {
 			return &Error{Field: "maxStalenessSeconds", Reason: "maxStalenessSeconds is not allowed with mode primary"}
-		}
-	}
-	if rp.MaxStaleness > 0 && t.Kind.replicaSet() {
-		if rp.MaxStaleness < SmallestMaxStaleness {
-			return &Error{Field: "maxStalenessSeconds", Reason: fmt.Sprintf(
-				"%gs is less than the smallest allowed, %gs", rp.MaxStaleness.Seconds(), SmallestMaxStaleness.Seconds())}
-		}
-		if min := t.heartbeat() + IdleWritePeriod; rp.MaxStaleness < min {
-			return &Error{Field: "maxStalenessSeconds", Reason: fmt.Sprintf(
-				"%gs is less than heartbeatFrequencyMS plus idleWritePeriodMS (%gs)", rp.MaxStaleness.Seconds(), min.Seconds())}
 		}
 	}
 	return nil
 }
 
-// Suitable returns the servers suitable for sel, before the latency window:
-// it validates the read preference, applies the topology type's rules
-// (mode, maxStalenessSeconds, tag sets), leaves deprioritised servers out
-// unless nothing else is suitable, and then applies sel.Filter. The result
-// is a new slice in the topology's order; nil when nothing is suitable.
-func Suitable(t Topology, sel Selector) ([]Server, error) {
-	return appendSuitable(nil, t, sel)
+// ValidateFor is Validate plus the rule for a topology of type tt: on a
+// replica set, maxStalenessSeconds must be at least
+// smallestMaxStalenessSeconds (90s) and at least heartbeatFrequencyMS plus
+// idleWritePeriodMS. heartbeat is heartbeatFrequencyMS; zero means
+// [DefaultHeartbeatFrequency].
+func (rp ReadPref) ValidateFor(tt description.TopologyType, heartbeat time.Duration) error {
+	if err := rp.Validate(); err != nil {
+		return err
+	}
+	ms, ok := rp.maxStaleness()
+	if !ok || !replicaSet(tt) {
+		return nil
+	}
+	if ms < SmallestMaxStaleness {
+		return &Error{Field: "maxStalenessSeconds", Reason: fmt.Sprintf(
+			"%gs is less than the smallest allowed, %gs", ms.Seconds(), SmallestMaxStaleness.Seconds())}
+	}
+	if min := heartbeatOrDefault(heartbeat) + IdleWritePeriod; ms < min {
+		return &Error{Field: "maxStalenessSeconds", Reason: fmt.Sprintf(
+			"%gs is less than heartbeatFrequencyMS plus idleWritePeriodMS (%gs)", ms.Seconds(), min.Seconds())}
+	}
+	return nil
 }
 
-func appendSuitable(dst []Server, t Topology, sel Selector) ([]Server, error) {
+// Suitable returns the servers of t suitable for sel, before the latency
+// window: it validates the read preference, applies the topology type's
+// rules (mode, maxStalenessSeconds, tag sets), leaves deprioritised servers
+// out unless nothing else is suitable, and then applies sel.Filter.
+// heartbeat is heartbeatFrequencyMS (zero means the default). The result is
+// a new slice of pointers into t.Servers, in their order; nil when nothing
+// is suitable.
+func Suitable(t description.TopologyDescription, sel Selector, heartbeat time.Duration) ([]*description.ServerDescription, error) {
+	// One allocation: nothing but a Filter can return more servers than
+	// the topology has.
+	got, err := appendSuitable(make([]*description.ServerDescription, 0, len(t.Servers)), &t, sel, heartbeat)
+	if len(got) == 0 {
+		return nil, err
+	}
+	return got, err
+}
+
+func appendSuitable(dst []*description.ServerDescription, t *description.TopologyDescription, sel Selector, heartbeat time.Duration) ([]*description.ServerDescription, error) {
 	if !sel.Write {
-		if err := sel.ReadPref.Validate(t); err != nil {
+		if err := sel.ReadPref.ValidateFor(t.Type, heartbeat); err != nil {
 			return nil, err
 		}
 	}
 	start := len(dst)
 	if len(sel.Deprioritized) > 0 {
-		dst = appendByType(dst, t, sel, true)
+		dst = appendByType(dst, t, &sel, heartbeat, true)
 	}
 	if len(dst) == start {
-		dst = appendByType(dst, t, sel, false)
+		dst = appendByType(dst, t, &sel, heartbeat, false)
 	}
 	if sel.Filter != nil && len(dst) > start {
 		got := sel.Filter(slices.Clip(dst[start:]))
@@ -71,82 +104,94 @@ func appendSuitable(dst []Server, t Topology, sel Selector) ([]Server, error) {
 	return dst, nil
 }
 
+// candidates says which servers appendByType may return: all of them, or
+// all but the deprioritised ones.
+type candidates struct {
+	skip []string // the deprioritised addresses; nil keeps every server
+}
+
+func (c candidates) keep(s *description.ServerDescription) bool {
+	return len(c.skip) == 0 || !slices.Contains(c.skip, s.Address)
+}
+
 // appendByType appends the suitable servers by topology type, skipping
 // deprioritised addresses when skipDeprioritized is set.
-func appendByType(dst []Server, t Topology, sel Selector, skipDeprioritized bool) []Server {
-	keep := func(s *Server) bool {
-		return !skipDeprioritized || !slices.Contains(sel.Deprioritized, s.Addr)
+func appendByType(dst []*description.ServerDescription, t *description.TopologyDescription, sel *Selector, heartbeat time.Duration, skipDeprioritized bool) []*description.ServerDescription {
+	var c candidates
+	if skipDeprioritized {
+		c.skip = sel.Deprioritized
 	}
-	switch t.Kind {
-	case Single:
+	switch t.Type {
+	case description.Single:
 		// Read preference is ignored: the one server is suitable if available.
 		for i := range t.Servers {
-			if s := &t.Servers[i]; s.Kind.Available() && keep(s) {
-				dst = append(dst, *s)
+			if s := &t.Servers[i]; available(s.Type) && c.keep(s) {
+				dst = append(dst, s)
 			}
 		}
-	case Sharded:
-		dst = appendKind(dst, t, Mongos, keep)
-	case LoadBalanced:
-		dst = appendKind(dst, t, LoadBalancer, keep)
-	case ReplicaSetWithPrimary, ReplicaSetNoPrimary:
+	case description.Sharded:
+		dst = appendType(dst, t, description.Mongos, c)
+	case description.LoadBalanced:
+		dst = appendType(dst, t, description.LoadBalancer, c)
+	case description.ReplicaSetWithPrimary, description.ReplicaSetNoPrimary:
 		if sel.Write {
-			return appendKind(dst, t, RSPrimary, keep)
+			return appendType(dst, t, description.RSPrimary, c)
 		}
-		dst = appendReplicaSetRead(dst, t, sel.ReadPref, keep)
+		dst = appendReplicaSetRead(dst, t, &sel.ReadPref, heartbeat, c)
 	}
 	return dst
 }
 
-func appendKind(dst []Server, t Topology, kind ServerKind, keep func(*Server) bool) []Server {
+func appendType(dst []*description.ServerDescription, t *description.TopologyDescription, st description.ServerType, c candidates) []*description.ServerDescription {
 	for i := range t.Servers {
-		if s := &t.Servers[i]; s.Kind == kind && keep(s) {
-			dst = append(dst, *s)
+		if s := &t.Servers[i]; s.Type == st && c.keep(s) {
+			dst = append(dst, s)
 		}
 	}
 	return dst
 }
 
-func appendReplicaSetRead(dst []Server, t Topology, rp ReadPref, keep func(*Server) bool) []Server {
+func appendReplicaSetRead(dst []*description.ServerDescription, t *description.TopologyDescription, rp *ReadPref, heartbeat time.Duration, c candidates) []*description.ServerDescription {
 	start := len(dst)
 	switch rp.Mode {
 	case Primary:
-		return appendKind(dst, t, RSPrimary, keep)
+		return appendType(dst, t, description.RSPrimary, c)
 	case PrimaryPreferred:
-		if dst = appendKind(dst, t, RSPrimary, keep); len(dst) > start {
+		if dst = appendType(dst, t, description.RSPrimary, c); len(dst) > start {
 			return dst
 		}
-		return appendEligible(dst, t, rp, false, keep)
+		return appendEligible(dst, t, rp, heartbeat, false, c)
 	case Secondary:
-		return appendEligible(dst, t, rp, false, keep)
+		return appendEligible(dst, t, rp, heartbeat, false, c)
 	case SecondaryPreferred:
-		if dst = appendEligible(dst, t, rp, false, keep); len(dst) > start {
+		if dst = appendEligible(dst, t, rp, heartbeat, false, c); len(dst) > start {
 			return dst
 		}
-		return appendKind(dst, t, RSPrimary, keep)
+		return appendType(dst, t, description.RSPrimary, c)
 	case Nearest:
-		return appendEligible(dst, t, rp, true, keep)
+		return appendEligible(dst, t, rp, heartbeat, true, c)
 	}
 	return dst
 }
 
 // appendEligible appends the secondaries (and the primary, for nearest) that
 // pass maxStalenessSeconds and then the first tag set matching any of them.
-func appendEligible(dst []Server, t Topology, rp ReadPref, withPrimary bool, keep func(*Server) bool) []Server {
+func appendEligible(dst []*description.ServerDescription, t *description.TopologyDescription, rp *ReadPref, heartbeat time.Duration, withPrimary bool, c candidates) []*description.ServerDescription {
 	start := len(dst)
+	maxStale, hasMax := rp.maxStaleness()
 	var st staleness
-	if rp.MaxStaleness > 0 {
-		st = newStaleness(t)
+	if hasMax {
+		st = newStaleness(t, heartbeat)
 	}
 	for i := range t.Servers {
 		s := &t.Servers[i]
-		if s.Kind != RSSecondary && (!withPrimary || s.Kind != RSPrimary) || !keep(s) {
+		if s.Type != description.RSSecondary && (!withPrimary || s.Type != description.RSPrimary) || !c.keep(s) {
 			continue
 		}
-		if rp.MaxStaleness > 0 && st.of(s) > rp.MaxStaleness {
+		if hasMax && st.of(s) > maxStale {
 			continue
 		}
-		dst = append(dst, *s)
+		dst = append(dst, s)
 	}
 	if len(rp.TagSets) == 0 || len(dst) == start {
 		return dst
@@ -186,15 +231,15 @@ func tagsMatch(want TagSet, have map[string]string) bool {
 // the estimate).
 type staleness struct {
 	heartbeat time.Duration
-	primary   *Server // ReplicaSetWithPrimary: the primary
-	maxWrite  time.Time
+	primary   *description.ServerDescription // ReplicaSetWithPrimary: the primary
+	maxWrite  time.Time                      // otherwise: the freshest secondary's lastWriteDate
 }
 
-func newStaleness(t Topology) staleness {
-	st := staleness{heartbeat: t.heartbeat()}
-	if t.Kind == ReplicaSetWithPrimary {
+func newStaleness(t *description.TopologyDescription, heartbeat time.Duration) staleness {
+	st := staleness{heartbeat: heartbeatOrDefault(heartbeat)}
+	if t.Type == description.ReplicaSetWithPrimary {
 		for i := range t.Servers {
-			if t.Servers[i].Kind == RSPrimary {
+			if t.Servers[i].Type == description.RSPrimary {
 				st.primary = &t.Servers[i]
 				break
 			}
@@ -203,7 +248,7 @@ func newStaleness(t Topology) staleness {
 	if st.primary == nil {
 		// No primary known: measure against the freshest secondary.
 		for i := range t.Servers {
-			if s := &t.Servers[i]; s.Kind == RSSecondary && s.LastWriteDate.After(st.maxWrite) {
+			if s := &t.Servers[i]; s.Type == description.RSSecondary && s.LastWriteDate.After(st.maxWrite) {
 				st.maxWrite = s.LastWriteDate
 			}
 		}
@@ -211,8 +256,8 @@ func newStaleness(t Topology) staleness {
 	return st
 }
 
-func (st staleness) of(s *Server) time.Duration {
-	if s.Kind != RSSecondary {
+func (st staleness) of(s *description.ServerDescription) time.Duration {
+	if s.Type != description.RSSecondary {
 		return 0
 	}
 	if p := st.primary; p != nil {

@@ -5,121 +5,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
-
-// ServerKind is a server's type as SDAM sees it.
-type ServerKind int
-
-// The server types of the SDAM specification.
-const (
-	Unknown ServerKind = iota
-	Standalone
-	Mongos
-	RSPrimary
-	RSSecondary
-	RSArbiter
-	RSOther
-	RSGhost
-	LoadBalancer
-	PossiblePrimary
-)
-
-var serverKindNames = [...]string{
-	Unknown:         "Unknown",
-	Standalone:      "Standalone",
-	Mongos:          "Mongos",
-	RSPrimary:       "RSPrimary",
-	RSSecondary:     "RSSecondary",
-	RSArbiter:       "RSArbiter",
-	RSOther:         "RSOther",
-	RSGhost:         "RSGhost",
-	LoadBalancer:    "LoadBalancer",
-	PossiblePrimary: "PossiblePrimary",
-}
-
-// String returns the specification's name for the kind.
-func (k ServerKind) String() string {
-	if k >= 0 && int(k) < len(serverKindNames) {
-		return serverKindNames[k]
-	}
-	return fmt.Sprintf("ServerKind(%d)", int(k))
-}
-
-// Available reports whether a server of this kind is believed reachable:
-// every kind but Unknown and PossiblePrimary (the spec's "available").
-func (k ServerKind) Available() bool {
-	return k != Unknown && k != PossiblePrimary && k >= 0 && int(k) < len(serverKindNames)
-}
-
-// TopologyKind is a topology's type as SDAM sees it.
-type TopologyKind int
-
-// The topology types of the SDAM specification.
-const (
-	TopologyUnknown TopologyKind = iota
-	Single
-	ReplicaSetNoPrimary
-	ReplicaSetWithPrimary
-	Sharded
-	LoadBalanced
-)
-
-var topologyKindNames = [...]string{
-	TopologyUnknown:       "Unknown",
-	Single:                "Single",
-	ReplicaSetNoPrimary:   "ReplicaSetNoPrimary",
-	ReplicaSetWithPrimary: "ReplicaSetWithPrimary",
-	Sharded:               "Sharded",
-	LoadBalanced:          "LoadBalanced",
-}
-
-// String returns the specification's name for the kind.
-func (k TopologyKind) String() string {
-	if k >= 0 && int(k) < len(topologyKindNames) {
-		return topologyKindNames[k]
-	}
-	return fmt.Sprintf("TopologyKind(%d)", int(k))
-}
-
-func (k TopologyKind) replicaSet() bool {
-	return k == ReplicaSetNoPrimary || k == ReplicaSetWithPrimary
-}
-
-// Server is what selection needs to know about one server.
-type Server struct {
-	Addr string
-	Kind ServerKind
-	// AvgRTT is the average round-trip time of the monitor's hellos.
-	AvgRTT time.Duration
-	// Tags are the replica-set member's tags.
-	Tags map[string]string
-	// LastUpdateTime is when the server's description was last updated, by
-	// this client's clock.
-	LastUpdateTime time.Time
-	// LastWriteDate is the server's lastWrite.lastWriteDate, by its clock.
-	LastWriteDate  time.Time
-	MaxWireVersion int32
-	// OperationCount is the number of operations in progress on the server,
-	// for the choice between two random servers in the latency window.
-	OperationCount int64
-	// Err is the error that made the server Unknown, if any; it is shown in
-	// selection errors, so it must never hold a credential (the connection
-	// layer's errors never do).
-	Err error
-}
-
-// Topology is what selection needs to know about the deployment.
-type Topology struct {
-	Kind    TopologyKind
-	Servers []Server
-	// HeartbeatFrequency is heartbeatFrequencyMS; zero means the SDAM
-	// default, [DefaultHeartbeatFrequency].
-	HeartbeatFrequency time.Duration
-	// CompatibilityErr is set by SDAM when an available server's wire
-	// version range does not overlap the driver's; selection then fails at
-	// once with it.
-	CompatibilityErr error
-}
 
 // Constants from the specifications.
 const (
@@ -137,9 +25,25 @@ const (
 	DefaultTimeout = 30 * time.Second
 )
 
-func (t Topology) heartbeat() time.Duration {
-	if t.HeartbeatFrequency > 0 {
-		return t.HeartbeatFrequency
+// available reports whether a server of type st is believed reachable: every
+// type but Unknown and PossiblePrimary (the spec's "available"), and none
+// that description does not define.
+func available(st description.ServerType) bool {
+	switch st {
+	case description.Standalone, description.Mongos, description.RSPrimary, description.RSSecondary,
+		description.RSArbiter, description.RSOther, description.RSGhost, description.LoadBalancer:
+		return true
+	}
+	return false
+}
+
+func replicaSet(tt description.TopologyType) bool {
+	return tt == description.ReplicaSetNoPrimary || tt == description.ReplicaSetWithPrimary
+}
+
+func heartbeatOrDefault(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
 	}
 	return DefaultHeartbeatFrequency
 }
@@ -148,13 +52,14 @@ func (t Topology) heartbeat() time.Duration {
 // a large sharded cluster stays readable.
 const maxSummaryServers = 16
 
-// String summarises the topology for errors and logs: its kind and each
-// server's address, kind, average RTT and error. It holds no credentials.
-func (t Topology) String() string {
+// Summary renders t for errors and logs: its type and each server's
+// address, type, average RTT (when available) and error, and the
+// compatibility error if any. It holds no tags, dates or credentials.
+func Summary(t description.TopologyDescription) string {
 	var b strings.Builder
-	b.WriteString(t.Kind.String())
+	b.WriteString(t.Type.String())
 	b.WriteString(" [")
-	for i, s := range t.Servers {
+	for i := range t.Servers {
 		if i == maxSummaryServers {
 			fmt.Fprintf(&b, ", ... %d more", len(t.Servers)-i)
 			break
@@ -162,7 +67,7 @@ func (t Topology) String() string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(s.String())
+		writeServer(&b, &t.Servers[i])
 	}
 	b.WriteString("]")
 	if t.CompatibilityErr != nil {
@@ -172,17 +77,14 @@ func (t Topology) String() string {
 	return b.String()
 }
 
-// String summarises the server: address, kind, average RTT and error.
-func (s Server) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", s.Addr, s.Kind)
-	if s.Kind.Available() {
-		fmt.Fprintf(&b, " rtt=%s", s.AvgRTT)
+func writeServer(b *strings.Builder, s *description.ServerDescription) {
+	fmt.Fprintf(b, "%s %s", s.Address, s.Type)
+	if available(s.Type) {
+		fmt.Fprintf(b, " rtt=%s", s.RoundTripTime)
 	}
-	if s.Err != nil {
-		fmt.Fprintf(&b, " error=%q", s.Err.Error())
+	if s.Error != nil {
+		fmt.Fprintf(b, " error=%q", s.Error.Error())
 	}
-	return b.String()
 }
 
 // Mode is a read preference mode.
@@ -236,8 +138,22 @@ type ReadPref struct {
 	// TagSets are tried in order; nil or empty means every candidate is
 	// eligible, as does a list holding an empty tag set.
 	TagSets []TagSet
-	// MaxStaleness is maxStalenessSeconds; zero or negative means none.
-	MaxStaleness time.Duration
+	// MaxStaleness is maxStalenessSeconds. nil, or a negative duration
+	// (the specifications' -1), means no maximum. Otherwise it must be a
+	// positive whole number of seconds: zero is invalid, not "none".
+	MaxStaleness *time.Duration
+}
+
+// NoMaxStaleness is the specifications' maxStalenessSeconds -1: no maximum.
+const NoMaxStaleness = -time.Second
+
+// maxStaleness returns the maximum staleness and whether there is one
+// (set and not negative; Validate refuses zero).
+func (rp *ReadPref) maxStaleness() (time.Duration, bool) {
+	if rp.MaxStaleness == nil || *rp.MaxStaleness < 0 {
+		return 0, false
+	}
+	return *rp.MaxStaleness, true
 }
 
 // String renders every component of the read preference, for errors and the
@@ -256,21 +172,27 @@ func (rp ReadPref) String() string {
 		}
 		b.WriteString("]")
 	}
-	if rp.MaxStaleness > 0 {
-		fmt.Fprintf(&b, ", maxStalenessSeconds: %g", rp.MaxStaleness.Seconds())
+	if ms, ok := rp.maxStaleness(); ok {
+		fmt.Fprintf(&b, ", maxStalenessSeconds: %g", ms.Seconds())
 	}
 	b.WriteString("}")
 	return b.String()
 }
 
-func writeTagSet(b *strings.Builder, ts TagSet) {
+// sortedKeys returns the tag set's keys in order: map order is random, and
+// renderings and documents should not be.
+func sortedKeys(ts TagSet) []string {
 	keys := make([]string, 0, len(ts))
 	for k := range ts {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys) // map order is random; the rendering should not be
+	sort.Strings(keys)
+	return keys
+}
+
+func writeTagSet(b *strings.Builder, ts TagSet) {
 	b.WriteString("{")
-	for i, k := range keys {
+	for i, k := range sortedKeys(ts) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -291,8 +213,9 @@ type Selector struct {
 	// Filter is the optional application-provided selector, applied to the
 	// suitable servers before the latency window. It may return a subset of
 	// its argument (reusing the slice), but must not keep the slice after it
-	// returns: Select reuses it.
-	Filter func([]Server) []Server
+	// returns: Select reuses it. The descriptions are shared with the
+	// topology and must not be modified.
+	Filter func([]*description.ServerDescription) []*description.ServerDescription
 }
 
 // Read returns a selector for reads under rp.

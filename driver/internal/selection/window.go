@@ -1,26 +1,30 @@
 package selection
 
 import (
-	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
 
 // InWindow returns the servers whose average RTT is within localThreshold of
 // the lowest among them (the latency window), in their original order. The
 // result is a new slice; servers is not modified.
-func InWindow(servers []Server, localThreshold time.Duration) []Server {
-	return appendInWindow(nil, servers, localThreshold)
+func InWindow(servers []*description.ServerDescription, localThreshold time.Duration) []*description.ServerDescription {
+	if len(servers) == 0 {
+		return nil
+	}
+	return appendInWindow(make([]*description.ServerDescription, 0, len(servers)), servers, localThreshold)
 }
 
-func appendInWindow(dst, servers []Server, localThreshold time.Duration) []Server {
+func appendInWindow(dst, servers []*description.ServerDescription, localThreshold time.Duration) []*description.ServerDescription {
 	if len(servers) == 0 {
 		return dst
 	}
-	lowest := servers[0].AvgRTT
+	lowest := servers[0].RoundTripTime
 	for _, s := range servers[1:] {
-		if s.AvgRTT < lowest {
-			lowest = s.AvgRTT
+		if s.RoundTripTime < lowest {
+			lowest = s.RoundTripTime
 		}
 	}
 	if localThreshold < 0 {
@@ -28,26 +32,32 @@ func appendInWindow(dst, servers []Server, localThreshold time.Duration) []Serve
 	}
 	limit := satAdd(lowest, localThreshold)
 	for _, s := range servers {
-		if s.AvgRTT <= limit {
+		if s.RoundTripTime <= limit {
 			dst = append(dst, s)
 		}
 	}
 	return dst
 }
 
+// OperationCounter tells how many operations are in progress on a server:
+// its operationCount, which the choice between two servers compares.
+type OperationCounter interface {
+	OperationCount(addr string) int64
+}
+
 // Pick chooses one server of the latency window: two distinct servers at
-// random, then the one with fewer operations in progress (the first drawn
-// on a tie, which is itself random). r nil uses the global source. An empty
-// window yields the zero Server.
-func Pick(window []Server, r *rand.Rand) Server {
-	i, ok := pickIndex(window, r)
+// random, then the one with fewer operations in progress by ops (the first
+// drawn on a tie, which is itself random). r nil uses the global source. An
+// empty window yields nil.
+func Pick(window []*description.ServerDescription, ops OperationCounter, r *rand.Rand) *description.ServerDescription {
+	i, ok := pickIndex(window, ops, r)
 	if !ok {
-		return Server{}
+		return nil
 	}
 	return window[i]
 }
 
-func pickIndex(window []Server, r *rand.Rand) (int, bool) {
+func pickIndex(window []*description.ServerDescription, ops OperationCounter, r *rand.Rand) (int, bool) {
 	n := len(window)
 	switch n {
 	case 0:
@@ -64,21 +74,8 @@ func pickIndex(window []Server, r *rand.Rand) (int, bool) {
 	if j >= i {
 		j++ // j is uniform over the other n-1 servers
 	}
-	if window[j].OperationCount < window[i].OperationCount {
+	if ops.OperationCount(window[j].Address) < ops.OperationCount(window[i].Address) {
 		return j, true
 	}
 	return i, true
-}
-
-// rttAlpha is the weight of a new sample in the average RTT.
-const rttAlpha = 0.2
-
-// NextAvgRTT returns the average RTT after a new sample: the sample itself
-// when first is set (no average yet), otherwise the exponentially weighted
-// moving average with alpha 0.2 that the Server Selection spec prescribes.
-func NextAvgRTT(prev, sample time.Duration, first bool) time.Duration {
-	if first {
-		return sample
-	}
-	return time.Duration(math.Round(rttAlpha*float64(sample) + (1-rttAlpha)*float64(prev)))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
 
 // Op identifies the operation a selection is for, in the selection events.
@@ -31,7 +32,7 @@ func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op)
 		Topology:    eventTopology(t.Description()),
 	}
 	d.SelectionEvent(ctx, &event.ServerSelectionStarted{SelectionFields: f})
-	s, err := t.selectWith(ctx, sel, func(_ selection.Topology, remaining time.Duration) {
+	s, err := t.selectWith(ctx, sel, func(_ description.TopologyDescription, remaining time.Duration) {
 		w := f
 		w.Topology = eventTopology(t.Description())
 		d.SelectionEvent(ctx, &event.ServerSelectionWaiting{SelectionFields: w, RemainingTime: remaining})
@@ -48,4 +49,76 @@ func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op)
 }
 
 // waitFunc is selection.Options.OnWait.
-type waitFunc = func(t selection.Topology, remaining time.Duration)
+type waitFunc = func(t description.TopologyDescription, remaining time.Duration)
+
+// Current implements selection.Source. The description is the topology's
+// own immutable snapshot: selection reads it without a copy.
+func (t *Topology) Current() (description.TopologyDescription, <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.desc, t.changed
+}
+
+// OperationCount implements selection.Source: the operations in progress
+// on the server at addr, 0 when the topology has no such server.
+func (t *Topology) OperationCount(addr string) int64 {
+	t.mu.Lock()
+	s := t.servers[addr]
+	t.mu.Unlock()
+	if s == nil {
+		return 0
+	}
+	return s.ops.Load()
+}
+
+// RequestImmediateCheck implements selection.Source: every monitor checks
+// its server now, or as soon as minHeartbeatFrequency allows.
+func (t *Topology) RequestImmediateCheck() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.servers {
+		if s.monitor != nil {
+			s.monitor.requestCheck()
+		}
+	}
+}
+
+// Select chooses a server for sel (see selection.Select) and counts one
+// operation in progress on it; the caller calls EndOperation when done.
+func (t *Topology) Select(ctx context.Context, sel selection.Selector) (*Server, error) {
+	return t.selectWith(ctx, sel, nil)
+}
+
+// selectWith is Select with selection.Options.OnWait.
+func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWait waitFunc) (*Server, error) {
+	opts := selection.Options{
+		Timeout:            t.cfg.ServerSelectionTimeout,
+		LocalThreshold:     t.cfg.LocalThreshold,
+		HeartbeatFrequency: t.cfg.HeartbeatFrequency,
+		Closed:             t.closing.Done(), // Close ends a waiting selection
+		OnWait:             onWait,
+	}
+	for {
+		if t.closing.Err() != nil {
+			return nil, ErrClosed
+		}
+		chosen, err := selection.Select(ctx, t, sel, opts)
+		if err != nil {
+			if t.closing.Err() != nil {
+				return nil, ErrClosed
+			}
+			return nil, err
+		}
+		t.mu.Lock()
+		s := t.servers[chosen.Address]
+		if s != nil {
+			s.ops.Add(1)
+		}
+		t.mu.Unlock()
+		if s != nil {
+			return s, nil
+		}
+		// The server was removed between selection and lookup: select
+		// again from the newer topology.
+	}
+}

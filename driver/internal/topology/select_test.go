@@ -2,6 +2,7 @@ package topology
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -99,5 +100,68 @@ func TestSelectForEvents(t *testing.T) {
 	f := evs[2].(*event.ServerSelectionFailed)
 	if f.Failure != err || f.Operation != "find" || f.Selector == "" || len(f.Topology.Servers) != 1 {
 		t.Errorf("failed event %+v", f)
+	}
+}
+
+// TestOperationCountDoesNotWake: selection increments the chosen server's
+// operationCount and EndOperation decrements it, and neither wakes
+// selections waiting for a topology change (Server Selection spec,
+// operationCount). Current shows the description itself, and
+// OperationCount the count.
+func TestOperationCountDoesNotWake(t *testing.T) {
+	topo := rs7(t)
+	before, changed := topo.Current()
+	s, err := topo.Select(context.Background(), selection.Write())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Address() != "rs0.example.com:27017" {
+		t.Fatalf("write selected %s, want the primary", s.Address())
+	}
+	if n := topo.OperationCount(s.Address()); n != 1 {
+		t.Errorf("OperationCount after Select = %d, want 1", n)
+	}
+	s.EndOperation()
+	if n := topo.OperationCount(s.Address()); n != 0 {
+		t.Errorf("OperationCount after EndOperation = %d, want 0", n)
+	}
+	select {
+	case <-changed:
+		t.Fatal("counting an operation woke selections waiting for a topology change")
+	default:
+	}
+	if after, _ := topo.Current(); !after.Equal(before) || len(after.Servers) != 7 || &after.Servers[0] != &before.Servers[0] {
+		t.Error("Current changed or copied the description")
+	}
+	if n := topo.OperationCount("nowhere:1"); n != 0 {
+		t.Errorf("OperationCount of an unknown address = %d", n)
+	}
+}
+
+// TestSelectEndsOnClose: Close ends a selection that is waiting for a
+// suitable server with ErrClosed, well before serverSelectionTimeoutMS.
+func TestSelectEndsOnClose(t *testing.T) {
+	topo, err := New(Config{Seeds: []string{"a.example.com:27017"}, SetName: "rs", ConnConfig: connConfig, ServerSelectionTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo.noMonitors = true
+	if err := topo.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := topo.Select(context.Background(), selection.Write())
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let it start waiting; either way it must end
+	topo.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Select = %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Select still waiting 5s after Close")
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
 	"github.com/mongoscope/mongoscope/driver/internal/pool"
-	"github.com/mongoscope/mongoscope/driver/internal/selection"
 	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
 
@@ -458,86 +457,6 @@ func clonePtr[T any](p *T) *T {
 	return &v
 }
 
-// Current implements selection.Source.
-func (t *Topology) Current() (selection.Topology, <-chan struct{}) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	d := t.desc
-	st := selection.Topology{
-		Kind:               topologyKind(d.Type),
-		HeartbeatFrequency: t.cfg.HeartbeatFrequency,
-		CompatibilityErr:   d.CompatibilityErr,
-		Servers:            make([]selection.Server, len(d.Servers)),
-	}
-	for i, sd := range d.Servers {
-		var ops int64
-		if s := t.servers[sd.Address]; s != nil {
-			ops = s.ops.Load()
-		}
-		st.Servers[i] = selection.Server{
-			Addr:           sd.Address,
-			Kind:           serverKind(sd.Type),
-			AvgRTT:         sd.RoundTripTime,
-			Tags:           sd.Tags,
-			LastUpdateTime: sd.LastUpdateTime,
-			LastWriteDate:  sd.LastWriteDate,
-			MaxWireVersion: sd.MaxWireVersion,
-			OperationCount: ops,
-			Err:            sd.Error,
-		}
-	}
-	return st, t.changed
-}
-
-// RequestImmediateCheck implements selection.Source: every monitor checks
-// its server now, or as soon as minHeartbeatFrequency allows.
-func (t *Topology) RequestImmediateCheck() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, s := range t.servers {
-		if s.monitor != nil {
-			s.monitor.requestCheck()
-		}
-	}
-}
-
-// Select chooses a server for sel (see selection.Select) and counts one
-// operation in progress on it; the caller calls EndOperation when done.
-func (t *Topology) Select(ctx context.Context, sel selection.Selector) (*Server, error) {
-	return t.selectWith(ctx, sel, nil)
-}
-
-// selectWith is Select with selection.Options.OnWait.
-func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWait waitFunc) (*Server, error) {
-	opts := selection.Options{Timeout: t.cfg.ServerSelectionTimeout, LocalThreshold: t.cfg.LocalThreshold, OnWait: onWait}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(t.closing, cancel)()
-	for {
-		if t.closing.Err() != nil {
-			return nil, ErrClosed
-		}
-		chosen, err := selection.Select(ctx, t, sel, opts)
-		if err != nil {
-			if t.closing.Err() != nil {
-				return nil, ErrClosed
-			}
-			return nil, err
-		}
-		t.mu.Lock()
-		s := t.servers[chosen.Addr]
-		if s != nil {
-			s.ops.Add(1)
-		}
-		t.mu.Unlock()
-		if s != nil {
-			return s, nil
-		}
-		// The server was removed between selection and lookup: select
-		// again from the newer topology.
-	}
-}
-
 // Address returns the server's address.
 func (s *Server) Address() string { return s.addr }
 
@@ -571,44 +490,4 @@ func poolReady(st description.ServerType, tt description.TopologyType) bool {
 		return false
 	}
 	return tt == description.Single
-}
-
-func topologyKind(t description.TopologyType) selection.TopologyKind {
-	switch t {
-	case description.Single:
-		return selection.Single
-	case description.ReplicaSetNoPrimary:
-		return selection.ReplicaSetNoPrimary
-	case description.ReplicaSetWithPrimary:
-		return selection.ReplicaSetWithPrimary
-	case description.Sharded:
-		return selection.Sharded
-	case description.LoadBalanced:
-		return selection.LoadBalanced
-	}
-	return selection.TopologyUnknown
-}
-
-func serverKind(t description.ServerType) selection.ServerKind {
-	switch t {
-	case description.Standalone:
-		return selection.Standalone
-	case description.Mongos:
-		return selection.Mongos
-	case description.PossiblePrimary:
-		return selection.PossiblePrimary
-	case description.RSPrimary:
-		return selection.RSPrimary
-	case description.RSSecondary:
-		return selection.RSSecondary
-	case description.RSArbiter:
-		return selection.RSArbiter
-	case description.RSOther:
-		return selection.RSOther
-	case description.RSGhost:
-		return selection.RSGhost
-	case description.LoadBalancer:
-		return selection.LoadBalancer
-	}
-	return selection.Unknown
 }

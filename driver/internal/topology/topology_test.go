@@ -200,9 +200,8 @@ func TestDiscoverStandalone(t *testing.T) {
 			if s.Address() != description.NormalizeAddress(srv.Addr()) || s.OperationCount() != 1 {
 				t.Fatalf("selected %s with %d operations", s.Address(), s.OperationCount())
 			}
-			st, _ := topo.Current()
-			if st.Servers[0].OperationCount != 1 {
-				t.Fatalf("Current shows %d operations, want 1", st.Servers[0].OperationCount)
+			if n := topo.OperationCount(s.Address()); n != 1 {
+				t.Fatalf("OperationCount shows %d operations, want 1", n)
 			}
 			s.EndOperation()
 			if got := s.Pool().Stats().State; got != "ready" {
