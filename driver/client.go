@@ -403,7 +403,12 @@ func (c *Client) RunCommand(ctx context.Context, db string, cmd any, opts ...*Ru
 		if err != nil {
 			var oe *OptionError
 			if errors.As(err, &oe) {
-				return emptyDoc, &ArgumentError{Argument: "ReadPreference", Reason: oe.Reason, Err: oe.Err}
+				// Named by the RunCommandOptions field at fault.
+				field := oe.Field
+				if field == "" {
+					field = "ReadPreference"
+				}
+				return emptyDoc, &ArgumentError{Argument: field, Reason: oe.Reason, Err: oe.Err}
 			}
 			return emptyDoc, err
 		}

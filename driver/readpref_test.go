@@ -53,12 +53,14 @@ func TestMaxStalenessValidation(t *testing.T) {
 				}
 				return
 			}
-			var oe *OptionError
-			if !errors.As(err, &oe) || oe.Option != "maxStalenessSeconds" || oe.Field != "MaxStaleness" {
-				t.Fatalf("RunCommand error %T %v, want an *OptionError on maxStalenessSeconds (MaxStaleness)", err, err)
+			// A mistake in the call's arguments: an *ArgumentError
+			// naming the RunCommandOptions field.
+			var ae *ArgumentError
+			if !errors.As(err, &ae) || ae.Argument != "MaxStaleness" {
+				t.Fatalf("RunCommand error %T %v, want an *ArgumentError on MaxStaleness", err, err)
 			}
-			if !strings.Contains(err.Error(), "maxStalenessSeconds") {
-				t.Errorf("message %q does not name maxStalenessSeconds", err)
+			if !strings.Contains(err.Error(), "MaxStaleness") {
+				t.Errorf("message %q does not name MaxStaleness", err)
 			}
 		})
 	}
@@ -77,11 +79,18 @@ func TestMaxStalenessValidation(t *testing.T) {
 		t.Fatalf("ClientOptions.MaxStaleness 0: error %T %v, want an *OptionError on maxStalenessSeconds", err, err)
 	}
 
-	// In a URI, an invalid value is ignored with a warning, as the
+	// In a URI, zero is an error naming the option by default (strict
+	// URIs)...
+	o = &ClientOptions{}
+	err = o.ApplyURI(s.URI() + "?readPreference=secondary&maxStalenessSeconds=0")
+	if !errors.As(err, &oe) || oe.Option != "maxStalenessSeconds" {
+		t.Fatalf("strict URI with maxStalenessSeconds=0: error %T %v, want an *OptionError on maxStalenessSeconds", err, err)
+	}
+	// ... and with LenientURI it is ignored with a warning, as the
 	// Connection String spec requires of every option: zero is not taken
 	// as a maximum staleness.
 	var warnings []Warning
-	o = &ClientOptions{OnWarning: func(w Warning) { warnings = append(warnings, w) }}
+	o = &ClientOptions{LenientURI: true, OnWarning: func(w Warning) { warnings = append(warnings, w) }}
 	if err := o.ApplyURI(s.URI() + "?readPreference=secondary&maxStalenessSeconds=0"); err != nil {
 		t.Fatal(err)
 	}
