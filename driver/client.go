@@ -353,9 +353,15 @@ type RunCommandOptions struct {
 	// runCommand), "primaryPreferred", "secondary", "secondaryPreferred"
 	// or "nearest".
 	ReadPreference string
-	// ReadPreferenceTags and MaxStaleness go with ReadPreference.
+	// ReadPreferenceTags are tag sets tried in order; not allowed with
+	// mode primary.
 	ReadPreferenceTags []map[string]string
-	MaxStaleness       *time.Duration
+	// MaxStaleness (maxStalenessSeconds) excludes secondaries staler than
+	// this: a whole number of seconds, at least 90s (and at least
+	// heartbeatFrequencyMS + 10s) on a replica set. nil or a negative value
+	// means no maximum; 0 is refused, as the max-staleness specification
+	// requires. Not allowed with mode primary.
+	MaxStaleness *time.Duration
 }
 
 // RunCommand runs cmd, a document whose first key names the command, on
