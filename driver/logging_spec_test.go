@@ -463,12 +463,6 @@ func lsRun(t *testing.T, f lsFile, tc lsTest, topology string) string {
 		var kept []lsLogged
 	next:
 		for _, m := range got {
-			if m.msg == "Primary changed" {
-				// The driver's own informational message (see
-				// driver/logging, "Primary changed"), which the
-				// specification's tests do not know of.
-				continue
-			}
 			for _, ig := range exp.IgnoreMessages {
 				if lsMatchMessage(ig, m) == nil {
 					continue next

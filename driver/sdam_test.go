@@ -137,7 +137,7 @@ func (l *jsonLog) messages(t *testing.T, msg string) []map[string]any {
 func TestFailoverLog(t *testing.T) {
 	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{})
 	log := &jsonLog{}
-	levels := map[logging.Component]logging.Level{logging.ComponentTopology: logging.LevelDebug}
+	levels := map[logging.Component]logging.Level{logging.ComponentTopology: logging.LevelDebug, logging.ComponentFailover: logging.LevelInformational}
 	o := &ClientOptions{Logging: &logging.Options{Handler: slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.Level(-100)}), Levels: levels}}
 	c := connect(t, rs.URI()+"&heartbeatFrequencyMS=500", o)
 	ctx := ctxTimeout(t, 20*time.Second)
@@ -195,8 +195,8 @@ func TestFailoverLog(t *testing.T) {
 	var steppedDown, lost int
 	for _, m := range lines {
 		t.Logf("Primary changed: %v -> %v: %v", m["previousPrimary"], m["newPrimary"], m["reason"])
-		if m["level"] != "INFO" || m["component"] != "topology" {
-			t.Errorf("level %v component %v, want INFO topology", m["level"], m["component"])
+		if m["level"] != "INFO" || m["component"] != "failover" {
+			t.Errorf("level %v component %v, want INFO failover", m["level"], m["component"])
 		}
 		reason, _ := m["reason"].(string)
 		switch {

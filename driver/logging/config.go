@@ -15,12 +15,18 @@ import (
 // Component is a log component of the logging specification.
 type Component string
 
-// The components, spelled as in the logging specification.
+// The components, spelled as in the logging specification, and one of the
+// driver's own, ComponentFailover, which the specification allows ("drivers
+// MAY define additional language-specific components ... for any
+// driver-specific messages"): it holds the informational "Primary changed"
+// message, so that the specification's components carry exactly the
+// specification's messages.
 const (
 	ComponentCommand         Component = "command"
 	ComponentTopology        Component = "topology"
 	ComponentServerSelection Component = "serverSelection"
 	ComponentConnection      Component = "connection"
+	ComponentFailover        Component = "failover"
 )
 
 // components lists every component with its environment variable, in the
@@ -33,6 +39,7 @@ var components = [...]struct {
 	{ComponentTopology, "MONGODB_LOG_TOPOLOGY"},
 	{ComponentServerSelection, "MONGODB_LOG_SERVER_SELECTION"},
 	{ComponentConnection, "MONGODB_LOG_CONNECTION"},
+	{ComponentFailover, "MONGODB_LOG_FAILOVER"},
 }
 
 const (
@@ -40,6 +47,7 @@ const (
 	compTopology
 	compSelection
 	compConnection
+	compFailover
 	numComponents
 )
 
@@ -228,7 +236,7 @@ func New(o Options) (*Sink, error) {
 	for c, l := range o.Levels {
 		i := componentIndex(c)
 		if i < 0 {
-			return nil, &ConfigError{Setting: "Levels", Value: string(c), Reason: "unknown component; want command, topology, serverSelection or connection"}
+			return nil, &ConfigError{Setting: "Levels", Value: string(c), Reason: "unknown component; want command, topology, serverSelection, connection or failover"}
 		}
 		if l < LevelOff || l > LevelTrace {
 			return nil, &ConfigError{Setting: "Levels[" + string(c) + "]", Value: strconv.Itoa(int(l)), Reason: "level out of range"}

@@ -9,12 +9,13 @@
 //
 // # Components and levels
 //
-// Each message belongs to one component (command, topology,
-// serverSelection, connection) and is emitted only when its level is at
-// least as severe as that component's configured minimum. Levels set in
-// Options override the environment variables MONGODB_LOG_COMMAND,
-// MONGODB_LOG_TOPOLOGY, MONGODB_LOG_SERVER_SELECTION and
-// MONGODB_LOG_CONNECTION, which override MONGODB_LOG_ALL. With no level
+// Each message belongs to one component (the specification's command,
+// topology, serverSelection and connection, and the driver's own failover)
+// and is emitted only when its level is at least as severe as that
+// component's configured minimum. Levels set in Options override the
+// environment variables MONGODB_LOG_COMMAND, MONGODB_LOG_TOPOLOGY,
+// MONGODB_LOG_SERVER_SELECTION, MONGODB_LOG_CONNECTION and
+// MONGODB_LOG_FAILOVER, which override MONGODB_LOG_ALL. With no level
 // set anywhere, a Sink whose handler was given in Options (Handler or
 // Logger) logs every component at informational and above, and one
 // without (writing where MONGODB_LOG_PATH says) logs nothing, as the
@@ -44,11 +45,12 @@
 // # Primary changes
 //
 // Besides the specification's messages, which are all at debug level, the
-// topology component has one message of the driver's own at informational
-// level, so that a failover shows without debug logging: "Primary
-// changed", logged when a TopologyDescriptionChanged event changes the
-// primary (its address, or its electionId when the same server was
-// elected again). The sink finds the primary in the event's previous and
+// driver's own failover component has one message at informational level,
+// so that a failover shows without debug logging: "Primary changed",
+// logged when a TopologyDescriptionChanged event changes the primary (its
+// address, or its electionId when the same server was elected again). It
+// is on with MONGODB_LOG_FAILOVER or MONGODB_LOG_ALL at informational or
+// finer, and by default for a handler given in code. The sink finds the primary in the event's previous and
 // new descriptions, so it keeps no state. Its fields are topologyId,
 // previousPrimary and newPrimary (an address, or "none") and reason, e.g.
 //

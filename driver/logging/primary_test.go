@@ -72,9 +72,10 @@ func TestPrimaryChanged(t *testing.T) {
 		{"closing", aPrimary, event.TopologyDescription{Kind: "Unknown"}, "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Informational: the topology component at info shows it
-			// alone.
-			s, c := newSink(t, Options{Levels: map[Component]Level{ComponentTopology: LevelInformational}})
+			// Informational, in the driver's failover component: it
+			// shows alone, and the topology component at debug (as
+			// the specification's tests set it) adds nothing of it.
+			s, c := newSink(t, Options{Levels: map[Component]Level{ComponentFailover: LevelInformational}})
 			s.TopologyEvent(context.Background(), &event.TopologyDescriptionChanged{TopologyID: oid, Previous: tc.prev, New: tc.next})
 			got := c.take()
 			if tc.from == "" {
@@ -87,7 +88,7 @@ func TestPrimaryChanged(t *testing.T) {
 				t.Fatalf("logged %d messages, want 1: %v", len(got), got)
 			}
 			m := got[0]
-			want := map[string]any{"component": "topology", "topologyId": oid.Hex(), "previousPrimary": tc.from, "newPrimary": tc.to, "reason": tc.why}
+			want := map[string]any{"component": "failover", "topologyId": oid.Hex(), "previousPrimary": tc.from, "newPrimary": tc.to, "reason": tc.why}
 			if m.Level != slog.LevelInfo || m.Message != "Primary changed" || len(m.Attrs) != len(want) {
 				t.Fatalf("got %+v", m)
 			}
@@ -99,9 +100,17 @@ func TestPrimaryChanged(t *testing.T) {
 		})
 	}
 	// Off below informational.
-	s, c := newSink(t, Options{Levels: map[Component]Level{ComponentTopology: LevelNotice}})
+	s, c := newSink(t, Options{Levels: map[Component]Level{ComponentFailover: LevelNotice}})
 	s.TopologyEvent(context.Background(), &event.TopologyDescriptionChanged{TopologyID: oid, Previous: topo(nil), New: aPrimary})
 	if got := c.take(); len(got) != 0 {
 		t.Errorf("logged at notice: %v", got)
+	}
+	// The topology component carries only the specification's messages.
+	s, c = newSink(t, Options{Levels: map[Component]Level{ComponentTopology: LevelTrace}})
+	s.TopologyEvent(context.Background(), &event.TopologyDescriptionChanged{TopologyID: oid, Previous: topo(nil), New: aPrimary})
+	for _, m := range c.take() {
+		if m.Message == "Primary changed" {
+			t.Errorf("topology component logged %+v", m)
+		}
 	}
 }

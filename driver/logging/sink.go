@@ -291,7 +291,8 @@ func (s *Sink) PoolEvent(ctx context.Context, ev event.PoolEvent) {
 // TopologyEvent logs the SDAM messages. ServerDescriptionChanged has none:
 // the specification leaves it out as redundant with "Topology description
 // changed". A TopologyDescriptionChanged that changes the primary also
-// logs "Primary changed" at informational level (see primaryChanged). It
+// logs "Primary changed" at informational level in the failover component
+// (see primaryChanged). It
 // implements event.TopologyMonitor.
 func (s *Sink) TopologyEvent(ctx context.Context, ev event.TopologyEvent) {
 	if e, ok := ev.(*event.TopologyDescriptionChanged); ok {
@@ -357,7 +358,7 @@ func (s *Sink) TopologyEvent(ctx context.Context, ev event.TopologyEvent) {
 // with its electionId. Closing the client changes the primary too, but is
 // not logged: "Stopped topology monitoring" says it.
 func (s *Sink) primaryChanged(ctx context.Context, e *event.TopologyDescriptionChanged) {
-	if !s.enabled(ctx, compTopology, info) || (e.New.Kind == "Unknown" && len(e.New.Servers) == 0) {
+	if !s.enabled(ctx, compFailover, info) || (e.New.Kind == "Unknown" && len(e.New.Servers) == 0) {
 		return
 	}
 	old, hadOld := e.Previous.Primary()
@@ -388,7 +389,7 @@ func (s *Sink) primaryChanged(ctx context.Context, e *event.TopologyDescriptionC
 			reason[len(reason)-1] += ", setVersion " + strconv.FormatInt(*cur.SetVersion, 10)
 		}
 	}
-	r := s.record(compTopology, info, "Primary changed")
+	r := s.record(compFailover, info, "Primary changed")
 	r.AddAttrs(slog.String("topologyId", e.TopologyID.Hex()),
 		slog.String("previousPrimary", addressOrNone(old.Address, hadOld)),
 		slog.String("newPrimary", addressOrNone(cur.Address, hasNew)),
