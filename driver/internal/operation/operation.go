@@ -114,12 +114,8 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		return nil, &Error{Op: op.Name, Address: addr, Err: err}
 	}
 	defer p.CheckIn(ctx, pc)
-	cc, ok := pc.Conn().(*conn.Conn)
-	if !ok {
-		return nil, &Error{Op: op.Name, Address: addr, Err: fmt.Errorf("pool returned a %T, not a connection", pc.Conn())}
-	}
 	fin.Attempts++
-	r, err := cc.MonitoredCommand(ctx, &conn.Request{DB: op.DB, Command: op.Command, Sequences: op.Sequences}, x.Events, id)
+	r, err := pc.Conn().MonitoredCommand(ctx, &conn.Request{DB: op.DB, Command: op.Command, Sequences: op.Sequences}, x.Events, id)
 	if err != nil {
 		x.Topology.HandleConnError(pc, addr, err, description.PhaseOperation)
 		if pc.Interrupted() {

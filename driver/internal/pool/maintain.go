@@ -8,7 +8,7 @@ import (
 
 // maintain is the pool's background goroutine: a run at each interval or
 // when signalled, until Close.
-func (p *Pool) maintain() {
+func (p *Pool[C]) maintain() {
 	defer p.wg.Done()
 	var tick <-chan time.Time
 	if p.cfg.MaintainInterval > 0 {
@@ -31,13 +31,13 @@ func (p *Pool) maintain() {
 // clear that asked for it, and starts establishing connections up to
 // MinPoolSize within MaxConnecting. It does what it can now and returns;
 // it never waits for a slot.
-func (p *Pool) runOnce() {
+func (p *Pool[C]) runOnce() {
 	type closing struct {
-		c      *Pooled
+		c      *Pooled[C]
 		reason event.CloseReason
 	}
 	var dead []closing
-	var interrupt, spawn []*Pooled
+	var interrupt, spawn []*Pooled[C]
 
 	p.mu.Lock()
 	if p.state == stateClosed {
@@ -89,7 +89,7 @@ func (p *Pool) runOnce() {
 
 // populate establishes one connection for MinPoolSize and makes it
 // available.
-func (p *Pool) populate(c *Pooled) {
+func (p *Pool[C]) populate(c *Pooled[C]) {
 	defer p.wg.Done()
 	ctx := p.bgCtx
 	if p.ev.Pool() {
@@ -126,7 +126,7 @@ func (p *Pool) populate(c *Pooled) {
 		return
 	}
 	p.mu.Lock()
-	c.conn = conn
+	c.conn, c.dialed = conn, true
 	p.attachServiceLocked(c)
 	if p.state == stateClosed {
 		p.forgetLocked(c)

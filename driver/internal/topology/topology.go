@@ -53,7 +53,7 @@ type Topology struct {
 type Server struct {
 	topo    *Topology
 	addr    string
-	pool    *pool.Pool
+	pool    *pool.Pool[*conn.Conn]
 	ops     atomic.Int64
 	rtt     description.RTT
 	monitor *monitor // nil in load-balanced mode
@@ -156,7 +156,7 @@ func (t *Topology) Connect() error {
 func (t *Topology) newServer(addr string) (*Server, error) {
 	s := &Server{topo: t, addr: addr}
 	po := t.cfg.Pool
-	p, err := pool.New(pool.Config{
+	p, err := pool.New(pool.Config[*conn.Conn]{
 		Address:          addr,
 		MinPoolSize:      po.MinPoolSize,
 		MaxPoolSize:      po.MaxPoolSize,
@@ -166,14 +166,10 @@ func (t *Topology) newServer(addr string) (*Server, error) {
 		MaintainInterval: po.MaintainInterval,
 		Events:           t.cfg.Events,
 		LoadBalanced:     t.cfg.LoadBalanced,
-		Dial: func(ctx context.Context, id int64) (pool.Conn, error) {
+		Dial: func(ctx context.Context, id int64) (*conn.Conn, error) {
 			cc := t.cfg.ConnConfig(addr)
 			cc.ID = id
-			c, err := conn.Dial(ctx, cc)
-			if err != nil {
-				return nil, err
-			}
-			return c, nil
+			return conn.Dial(ctx, cc)
 		},
 		OnPopulateError: func(err error) {
 			// Population runs on the pool's own goroutine, so the
@@ -504,7 +500,7 @@ func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWai
 func (s *Server) Address() string { return s.addr }
 
 // Pool returns the server's connection pool.
-func (s *Server) Pool() *pool.Pool { return s.pool }
+func (s *Server) Pool() *pool.Pool[*conn.Conn] { return s.pool }
 
 // EndOperation ends one operation that Select counted on s.
 func (s *Server) EndOperation() { s.ops.Add(-1) }
