@@ -39,9 +39,11 @@ func (p *Pool[C]) runOnce() {
 	var dead []closing
 	var interrupt, spawn []*Pooled[C]
 
+	p.stateMu.Lock() // see Pool.stateMu
 	p.mu.Lock()
 	if p.state == stateClosed {
 		p.mu.Unlock()
+		p.stateMu.Unlock()
 		return
 	}
 	now := time.Now()
@@ -73,6 +75,7 @@ func (p *Pool[C]) runOnce() {
 	}
 	p.wg.Add(len(spawn))
 	p.mu.Unlock()
+	p.stateMu.Unlock()
 
 	for _, d := range dead {
 		p.closeConn(p.bgCtx, d.c, d.reason, nil)
@@ -92,6 +95,7 @@ func (p *Pool[C]) runOnce() {
 func (p *Pool[C]) populate(c *Pooled[C]) {
 	defer p.wg.Done()
 	ctx := p.bgCtx
+	c.created = time.Now()
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
 	}
@@ -111,7 +115,7 @@ func (p *Pool[C]) populate(c *Pooled[C]) {
 		closed := p.state == stateClosed
 		p.mu.Unlock()
 		if !closed && p.cfg.OnPopulateError != nil {
-			p.cfg.OnPopulateError(err)
+			p.cfg.OnPopulateError(err, c.gen)
 		}
 		p.mu.Lock()
 		closed = p.state == stateClosed

@@ -81,8 +81,10 @@ type Config[C Conn] struct {
 	// (typically by marking the server Unknown and clearing the pool). It
 	// runs on the pool's goroutine, before the ConnectionClosed event and
 	// while the failed connection still counts toward the pool's size, so
-	// no replacement starts before the pool is cleared.
-	OnPopulateError func(err error)
+	// no replacement starts before the pool is cleared. generation is the
+	// one the connection was created in, which a clear since then has
+	// made older than the pool's.
+	OnPopulateError func(err error, generation uint64)
 	// OnDialError receives the errors of establishing a connection for a
 	// checkout, with the generation the connection was created in, so
 	// SDAM can handle them (clearing the pool when the rules say so)
@@ -239,6 +241,13 @@ type Pool[C Conn] struct {
 	waiters  sync.Pool
 	waitNS   atomic.Int64
 
+	// stateMu orders state changes (Ready, Clear, Close) with their
+	// events, which go out without mu held so that a monitor may call
+	// Stats (a user's monitor calling Client.Topology, say). A background
+	// run takes it too, so that it starts no connection between a Ready
+	// and its PoolReady.
+	stateMu sync.Mutex
+
 	mu            sync.Mutex
 	state         poolState
 	generation    uint64
@@ -305,13 +314,25 @@ func (p *Pool[C]) Address() string { return p.cfg.Address }
 // a closed one with *PoolClosedError, and a failed establishment with
 // *DialError.
 func (p *Pool[C]) CheckOut(ctx context.Context) (*Pooled[C], error) {
+	return p.checkOut(ctx, p.cfg.WaitQueueTimeout)
+}
+
+// CheckOutWithin is CheckOut with wait in place of the pool's
+// WaitQueueTimeout; 0 means only ctx bounds the wait. Under client-side
+// operation timeouts (timeoutMS set) waitQueueTimeoutMS is ignored and a
+// checkout gets what is left of the computed server selection timeout.
+func (p *Pool[C]) CheckOutWithin(ctx context.Context, wait time.Duration) (*Pooled[C], error) {
+	return p.checkOut(ctx, wait)
+}
+
+func (p *Pool[C]) checkOut(ctx context.Context, wait time.Duration) (*Pooled[C], error) {
 	start := time.Now()
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionCheckOutStarted{Address: p.cfg.Address})
 	}
 	var timer *time.Timer
 	for {
-		g := p.acquire(ctx, start, &timer)
+		g := p.acquire(ctx, start, wait, &timer)
 		switch g.kind {
 		case grantConn:
 			stopTimer(timer)
@@ -346,7 +367,7 @@ func (p *Pool[C]) checkOutFailed(ctx context.Context, start time.Time, reason ev
 
 // acquire returns the caller's grant: immediately when nobody waits and the
 // pool can serve, else after waiting in the queue.
-func (p *Pool[C]) acquire(ctx context.Context, start time.Time, timer **time.Timer) grant[C] {
+func (p *Pool[C]) acquire(ctx context.Context, start time.Time, wait time.Duration, timer **time.Timer) grant[C] {
 	p.mu.Lock()
 	if g, ok := p.unavailableLocked(); ok {
 		p.mu.Unlock()
@@ -365,8 +386,8 @@ func (p *Pool[C]) acquire(ctx context.Context, start time.Time, timer **time.Tim
 
 	waitStart := time.Now()
 	var expired <-chan time.Time
-	if p.cfg.WaitQueueTimeout > 0 {
-		left := p.cfg.WaitQueueTimeout - waitStart.Sub(start)
+	if wait > 0 {
+		left := wait - waitStart.Sub(start)
 		if *timer == nil {
 			*timer = time.NewTimer(left)
 		} else {
@@ -516,7 +537,7 @@ func (p *Pool[C]) failWaitersLocked(reason event.CheckOutFailReason, err error) 
 
 func (p *Pool[C]) reserveLocked(bg bool) *Pooled[C] {
 	p.nextID++
-	c := &Pooled[C]{pool: p, id: p.nextID, gen: p.generation, state: connPending, created: time.Now(), bg: bg}
+	c := &Pooled[C]{pool: p, id: p.nextID, gen: p.generation, state: connPending, bg: bg}
 	p.total++
 	p.pending++
 	if bg {
@@ -613,6 +634,7 @@ func (p *Pool[C]) attachServiceLocked(c *Pooled[C]) {
 
 // establish dials the connection a checkout reserved.
 func (p *Pool[C]) establish(ctx context.Context, c *Pooled[C], start time.Time) (*Pooled[C], error) {
+	c.created = time.Now() // tConnectionCreated, which ConnectionReady's duration counts from
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
 	}
@@ -750,6 +772,8 @@ func (p *Pool[C]) CheckIn(ctx context.Context, c *Pooled[C]) error {
 // Ready marks a paused pool ready: checkouts succeed again and background
 // population resumes. It does nothing on a ready or closed pool.
 func (p *Pool[C]) Ready() {
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
 	p.mu.Lock()
 	if p.state != statePaused {
 		p.mu.Unlock()
@@ -757,12 +781,12 @@ func (p *Pool[C]) Ready() {
 	}
 	p.state = stateReady
 	p.clearCause = nil
-	// Emitted under the lock so that nobody can observe a connection being
-	// created for the ready pool before PoolReady.
+	p.mu.Unlock()
+	// stateMu keeps background runs from creating connections until
+	// PoolReady is out.
 	if p.ev.Pool() {
 		p.ev.PoolEvent(p.bgCtx, &event.PoolReady{Address: p.cfg.Address})
 	}
-	p.mu.Unlock()
 	p.signal()
 }
 
@@ -779,6 +803,8 @@ func (p *Pool[C]) Clear(serviceID *bson.ObjectID, interruptInUse bool) {
 // ClearWithCause is Clear with the error that led to it, which
 // PoolClearedError and PoolCleared report.
 func (p *Pool[C]) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, cause error) {
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
 	p.mu.Lock()
 	if p.state == stateClosed {
 		p.mu.Unlock()
@@ -794,6 +820,7 @@ func (p *Pool[C]) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, 
 				s.gen++
 			}
 		}
+		p.mu.Unlock()
 		if p.ev.Pool() {
 			var sid *bson.ObjectID
 			if serviceID != nil {
@@ -802,23 +829,32 @@ func (p *Pool[C]) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, 
 			}
 			p.ev.PoolEvent(p.bgCtx, &event.PoolCleared{Address: p.cfg.Address, ServiceID: sid, InterruptInUseConnections: interruptInUse, Cause: cause})
 		}
-		p.mu.Unlock()
 		p.signal()
 		return
 	}
-	if p.state == statePaused {
-		p.mu.Unlock()
-		return
-	}
+	// The generation goes up even when the pool is already paused (the
+	// specification's rationale): errors from connections of the older
+	// generation, still being established, then no longer count.
 	p.generation++
-	p.state = statePaused
-	p.clearCause = cause
 	if interruptInUse {
 		p.interruptUpTo, p.interrupt = p.generation-1, true
+	}
+	wasPaused := p.state == statePaused
+	p.state = statePaused
+	p.clearCause = cause
+	p.mu.Unlock()
+	if wasPaused {
+		// No event; the wait queue is already empty (a paused pool fails
+		// checkouts at once).
+		p.signal()
+		return
 	}
 	if p.ev.Pool() {
 		p.ev.PoolEvent(p.bgCtx, &event.PoolCleared{Address: p.cfg.Address, InterruptInUseConnections: interruptInUse, Cause: cause})
 	}
+	// After PoolCleared, so that no waiter's ConnectionCheckOutFailed
+	// precedes it; paused, the pool granted the waiters nothing since.
+	p.mu.Lock()
 	p.failWaitersLocked(event.ReasonCheckOutConnectionError, &PoolClearedError{Address: p.cfg.Address, Cause: cause})
 	p.mu.Unlock()
 	p.signal() // close the stale idle connections now, not at the next interval
@@ -829,9 +865,11 @@ func (p *Pool[C]) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, 
 // *PoolClosedError. It waits for the pool's goroutines to stop. Calling it
 // again does nothing.
 func (p *Pool[C]) Close() {
+	p.stateMu.Lock()
 	p.mu.Lock()
 	if p.state == stateClosed {
 		p.mu.Unlock()
+		p.stateMu.Unlock()
 		return
 	}
 	p.state = stateClosed
@@ -842,6 +880,9 @@ func (p *Pool[C]) Close() {
 	}
 	p.failWaitersLocked(event.ReasonCheckOutPoolClosed, &PoolClosedError{Address: p.cfg.Address})
 	p.mu.Unlock()
+	// Released before waiting for the background goroutine, whose runs
+	// take it; a closed pool changes state no more.
+	p.stateMu.Unlock()
 	for _, c := range idle {
 		p.closeConn(p.bgCtx, c, event.ReasonPoolClosed, nil)
 	}

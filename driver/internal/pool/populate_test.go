@@ -44,7 +44,7 @@ func TestPopulateErrorClearsBeforeReplacing(t *testing.T) {
 					dials.Add(1)
 					return nil, boom
 				},
-				OnPopulateError: func(err error) {
+				OnPopulateError: func(err error, _ uint64) {
 					// Give a background run every chance to start a
 					// replacement before the clear.
 					time.Sleep(30 * time.Millisecond)

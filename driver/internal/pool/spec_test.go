@@ -135,7 +135,7 @@ func runCMAPTest[C Conn](t *testing.T, tc *cmapTest, dial func(context.Context, 
 	cfg.Dial = dial
 	r := &cmapRunner[C]{t: t, rec: rec, labels: map[string]*Pooled[C]{}, threads: map[string]*cmapThread{}}
 	// What SDAM does with a background population error: clear the pool.
-	cfg.OnPopulateError = func(err error) { r.pool.ClearWithCause(nil, false, err) }
+	cfg.OnPopulateError = func(err error, _ uint64) { r.pool.ClearWithCause(nil, false, err) }
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -171,10 +171,8 @@ func (t *Topology) newServer(addr string) (*Server, error) {
 			cc.ID = id
 			return conn.Dial(ctx, cc)
 		},
-		OnPopulateError: func(err error) {
-			// Population runs on the pool's own goroutine, so the
-			// generation it dialled under is the current one.
-			t.HandleError(addr, s.pool.Stats().Generation, err, description.PhaseHandshake)
+		OnPopulateError: func(err error, generation uint64) {
+			t.HandleError(addr, generation, err, description.PhaseHandshake)
 		},
 		OnDialError: func(err error, generation uint64) {
 			t.HandleError(addr, generation, err, description.PhaseHandshake)
