@@ -110,6 +110,7 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	c := &Client{topo: topo, sink: sink, readPref: rp, exec: &operation.Executor{Topology: topo, Events: d}}
 	if cs.Timeout != nil {
 		c.exec.Timeout = *cs.Timeout
+		c.exec.ServerSelectionTimeout = cfg.ServerSelectionTimeout
 	}
 	return c, nil
 }

@@ -25,6 +25,11 @@ type Executor struct {
 	// Timeout is the client's timeoutMS: each operation whose context has
 	// no earlier deadline gets this budget. 0 means none.
 	Timeout time.Duration
+	// ServerSelectionTimeout is the client's serverSelectionTimeoutMS.
+	// With Timeout set, a checkout gets what is left of
+	// min(serverSelectionTimeoutMS, timeoutMS) after selection, and the
+	// pool's waitQueueTimeoutMS is ignored (CSOT); 0 leaves only Timeout.
+	ServerSelectionTimeout time.Duration
 }
 
 // Op is one operation: a single command for now.
@@ -106,7 +111,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	addr := s.Address()
 	p := s.Pool()
 	t1 := time.Now()
-	pc, err := p.CheckOut(ctx)
+	pc, err := x.checkOut(ctx, p, t0)
 	fin.CheckOut += time.Since(t1)
 	if err != nil {
 		// A failure to establish a connection was handed to SDAM by the
@@ -131,4 +136,22 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		return body, &Error{Op: op.Name, Address: addr, Err: err}
 	}
 	return body, nil
+}
+
+// checkOut takes a connection from p for an operation whose selection
+// started at selStart. Without timeoutMS, waitQueueTimeoutMS (the pool's
+// own) and ctx bound the wait. With it, waitQueueTimeoutMS is ignored: the
+// checkout gets the remaining computedServerSelectionTimeout,
+// min(serverSelectionTimeoutMS, remaining timeoutMS) counted from the start
+// of selection (CSOT, "Server Selection"); ctx carries the timeoutMS part.
+func (x *Executor) checkOut(ctx context.Context, p *pool.Pool[*conn.Conn], selStart time.Time) (*pool.Pooled[*conn.Conn], error) {
+	if x.Timeout <= 0 {
+		return p.CheckOut(ctx)
+	}
+	var wait time.Duration
+	if x.ServerSelectionTimeout > 0 {
+		// Selection used it all: a checkout that must wait times out.
+		wait = max(x.ServerSelectionTimeout-time.Since(selStart), time.Nanosecond)
+	}
+	return p.CheckOutWithin(ctx, wait)
 }
