@@ -593,3 +593,75 @@ func TestCheckOutWithinReplacesWaitQueueTimeout(t *testing.T) {
 		t.Fatalf("CheckOutWithin = %v, %v; want the connection checked in", c, err)
 	}
 }
+
+// "the Pool MUST NOT service any newer checkOut requests before fulfilling
+// the original one which could not be fulfilled": the wait queue is FIFO
+// also when waiters are served by new connections as maxConnecting slots
+// free up (wait-queue-fairness covers only connections checked back in).
+func TestWaitQueueFIFOForNewConnections(t *testing.T) {
+	started := make(chan int64, 10)
+	release := make(chan struct{}, 10)
+	dial := func(ctx context.Context, id int64) (*fakeConn, error) {
+		started <- id
+		select {
+		case <-release:
+			return &fakeConn{id: id}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxPoolSize: 10, MaxConnecting: 1, Dial: dial})
+	p.Ready()
+	const n = 5
+	got := make([]chan int64, n)
+	for i := range n {
+		got[i] = make(chan int64, 1)
+		go func() {
+			c, err := p.CheckOut(context.Background())
+			if err != nil {
+				t.Error(err)
+				got[i] <- 0
+				return
+			}
+			got[i] <- c.ID()
+		}()
+		// The first establishes; each later one queues behind the ones
+		// before it.
+		waitUntil(t, func() bool { s := p.Stats(); return s.PendingConnections+s.WaitCount+s.InUse == i+1 })
+	}
+	for i := range n {
+		<-started
+		release <- struct{}{}
+		if id := <-got[i]; id != int64(i+1) {
+			t.Fatalf("checkout %d got connection %d, want %d: the queue was not served in order", i+1, id, i+1)
+		}
+	}
+}
+
+// "If minPoolSize is set, the Connection Pool MUST be populated until it
+// has at least minPoolSize total Connections": also after connections are
+// closed (an error, or maxIdleTimeMS), without waiting for the next
+// interval.
+func TestMinPoolSizeReplenished(t *testing.T) {
+	ctx := context.Background()
+	p, rec := newTestPool(t, Config[*fakeConn]{MinPoolSize: 2, MaintainInterval: -1})
+	p.Ready()
+	waitUntil(t, func() bool { return p.Stats().Idle == 2 })
+	c, err := p.CheckOut(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MarkErrored(errors.New("socket reset"))
+	p.CheckIn(ctx, c)
+	waitUntil(t, func() bool { s := p.Stats(); return s.Idle == 2 && s.CreatedTotal == 3 })
+	if err := rec.waitFor("ConnectionReady", 3, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Paused, the pool does not replenish.
+	p.Clear(nil, false)
+	waitUntil(t, func() bool { return p.Stats().Total == 0 })
+	time.Sleep(20 * time.Millisecond)
+	if s := p.Stats(); s.Total != 0 || s.CreatedTotal != 3 {
+		t.Fatalf("a paused pool populated: %+v", s)
+	}
+}
