@@ -61,9 +61,20 @@ func (p *Pool[C]) runOnce() {
 	if p.interrupt {
 		p.interrupt = false
 		for c := range p.all {
-			if (c.state == connInUse || c.state == connCheckingIn) && c.gen <= p.interruptUpTo && !c.interrupted.Load() {
+			if c.gen > p.interruptUpTo || c.interrupted.Load() {
+				continue
+			}
+			switch c.state {
+			case connInUse, connCheckingIn:
 				c.interrupted.Store(true)
 				interrupt = append(interrupt, c)
+			case connPending:
+				// Being established: its dial is canceled (or will be as
+				// soon as it starts) and the connection closed.
+				c.interrupted.Store(true)
+				if c.cancelDial != nil {
+					c.cancelDial()
+				}
 			}
 		}
 	}
@@ -99,7 +110,24 @@ func (p *Pool[C]) populate(c *Pooled[C]) {
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
 	}
-	conn, err := p.dial(ctx, c.id)
+	conn, err := p.dialInterruptible(ctx, c)
+	if c.interrupted.Load() {
+		// A clear with interruptInUseConnections cut the establishment
+		// short: no SDAM error handling, the clear was that already.
+		p.mu.Lock()
+		if err == nil {
+			c.conn, c.dialed = conn, true
+		}
+		reason := event.ReasonStale
+		if p.state == stateClosed {
+			reason = event.ReasonPoolClosed
+		}
+		p.forgetLocked(c)
+		p.dispatchLocked()
+		p.mu.Unlock()
+		p.closeConn(ctx, c, reason, nil)
+		return
+	}
 	if err == nil && p.ev.Pool() {
 		// Ready goes out before the connection is available and before its
 		// maxConnecting slot is free, so nothing that follows from either

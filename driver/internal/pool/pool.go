@@ -163,6 +163,9 @@ type Pooled[C Conn] struct {
 
 	err         error // set by MarkErrored, read by CheckIn; the holder's goroutine
 	interrupted atomic.Bool
+	// cancelDial ends the establishment of a pending connection that a
+	// clear with interruptInUseConnections interrupts; guarded by pool.mu.
+	cancelDial context.CancelFunc
 }
 
 // Conn returns the connection.
@@ -638,16 +641,32 @@ func (p *Pool[C]) establish(ctx context.Context, c *Pooled[C], start time.Time) 
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
 	}
-	conn, err := p.dial(ctx, c.id)
-	if err != nil && p.cfg.OnDialError != nil {
+	conn, err := p.dialInterruptible(ctx, c)
+	interrupted := c.interrupted.Load()
+	if err != nil && !interrupted && p.cfg.OnDialError != nil {
 		p.cfg.OnDialError(err, c.gen)
 	}
-	if err == nil && p.ev.Pool() {
+	if err == nil && !interrupted && p.ev.Pool() {
 		// Establishment ends before ConnectionReady, and only then may
 		// another connection take its maxConnecting slot.
 		p.ev.PoolEvent(ctx, &event.ConnectionReady{Address: p.cfg.Address, ConnectionID: c.id, Duration: time.Since(c.created)})
 	}
 	p.mu.Lock()
+	if interrupted {
+		// A clear with interruptInUseConnections cut the establishment
+		// short: the checkout fails retryable, as an interrupted
+		// operation does.
+		if err == nil {
+			c.conn, c.dialed = conn, true
+		}
+		p.forgetLocked(c)
+		p.dispatchLocked()
+		perr := &PoolClearedError{Address: p.cfg.Address, Cause: p.clearCause, Interrupted: true}
+		p.mu.Unlock()
+		p.closeConn(ctx, c, event.ReasonStale, nil)
+		p.checkOutFailed(ctx, start, event.ReasonCheckOutConnectionError, perr)
+		return nil, perr
+	}
 	if err != nil {
 		p.forgetLocked(c)
 		p.dispatchLocked()
@@ -687,6 +706,22 @@ func (p *Pool[C]) dial(ctx context.Context, id int64) (C, error) {
 	if err != nil && !none {
 		conn.Close()
 	}
+	return conn, err
+}
+
+// dialInterruptible dials c with a context that a clear with
+// interruptInUseConnections cancels (see runOnce); it allocates, but only
+// when a connection is established.
+func (p *Pool[C]) dialInterruptible(ctx context.Context, c *Pooled[C]) (C, error) {
+	dctx, cancel := context.WithCancel(ctx)
+	p.mu.Lock()
+	c.cancelDial = cancel
+	if c.interrupted.Load() {
+		cancel()
+	}
+	p.mu.Unlock()
+	conn, err := p.dial(dctx, c.id)
+	cancel()
 	return conn, err
 }
 
@@ -793,7 +828,9 @@ func (p *Pool[C]) Ready() {
 // Clear marks the pool's connections stale. Outside load-balanced mode it
 // also pauses the pool and fails every waiting checkout with
 // *PoolClearedError (serviceID is ignored); with interruptInUse the
-// background goroutine closes checked-out connections too. In load-balanced
+// background goroutine closes checked-out connections too, and cuts short
+// the establishment of pending ones (their checkouts fail with an
+// interrupted *PoolClearedError). In load-balanced
 // mode it marks only serviceID's connections (every service's when nil) and
 // neither pauses nor fails waiters.
 func (p *Pool[C]) Clear(serviceID *bson.ObjectID, interruptInUse bool) {

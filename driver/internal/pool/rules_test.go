@@ -665,3 +665,93 @@ func TestMinPoolSizeReplenished(t *testing.T) {
 		t.Fatalf("a paused pool populated: %+v", s)
 	}
 }
+
+// "clear with interruptInUseConnections = true closes pending connections"
+// (the upstream cmap-format test of that name, not in our copy): a
+// connection being established when the pool is cleared with
+// interruptInUseConnections is closed at once, and its checkout fails with
+// a retryable PoolClearedError, as an interrupted operation does; the
+// population of minPoolSize is cut short the same way, without SDAM error
+// handling. A clear without the flag lets establishment finish.
+func TestClearInterruptsPendingConnections(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		interrupt bool
+		minPool   int
+	}{
+		{"checkout, interrupting", true, 0},
+		{"checkout, not interrupting", false, 0},
+		{"population, interrupting", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started := make(chan int64, 4)
+			release := make(chan struct{})
+			defer close(release)
+			var populateErrs atomic.Int32
+			p, rec := newTestPool(t, Config[*fakeConn]{MinPoolSize: tc.minPool, MaintainInterval: time.Hour, Dial: blockingDial(started, release),
+				OnPopulateError: func(error, uint64) { populateErrs.Add(1) }})
+			p.Ready()
+			got := make(chan error, 1)
+			if tc.minPool == 0 {
+				go func() {
+					c, err := p.CheckOut(context.Background())
+					if err == nil {
+						p.CheckIn(context.Background(), c)
+					}
+					got <- err
+				}()
+			}
+			<-started
+			cause := errors.New("heartbeat timed out")
+			p.ClearWithCause(nil, tc.interrupt, cause)
+			if !tc.interrupt {
+				select {
+				case err := <-got:
+					t.Fatalf("a clear without interruptInUseConnections ended the establishment: %v", err)
+				case <-time.After(30 * time.Millisecond):
+				}
+				release <- struct{}{}
+				if err := <-got; err != nil {
+					t.Fatalf("CheckOut = %v, want the connection established before the clear", err)
+				}
+				return
+			}
+			if err := rec.waitFor("ConnectionClosed", 1, 5*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if tc.minPool == 0 {
+				err := <-got
+				var pc *PoolClearedError
+				if !errors.As(err, &pc) || !pc.Interrupted || !pc.Retryable() || !errors.Is(err, cause) {
+					t.Fatalf("CheckOut = %v (%T), want an interrupted PoolClearedError caused by %v", err, err, cause)
+				}
+				want = []string{"ConnectionCheckOutStarted", "ConnectionCreated", "ConnectionPoolCleared", "ConnectionClosed:stale", "ConnectionCheckOutFailed:connectionError"}
+			} else {
+				want = []string{"ConnectionCreated", "ConnectionPoolCleared", "ConnectionClosed:stale"}
+				if n := populateErrs.Load(); n != 0 {
+					t.Errorf("OnPopulateError called %d times for an interrupted establishment", n)
+				}
+			}
+			var evs []string
+			for _, e := range rec.snapshot() {
+				n := specName(e)
+				switch e := e.(type) {
+				case *event.PoolCreated, *event.PoolReady:
+					continue
+				case *event.ConnectionClosed:
+					n += ":" + string(e.Reason)
+				case *event.ConnectionCheckOutFailed:
+					n += ":" + string(e.Reason)
+				}
+				evs = append(evs, n)
+			}
+			if !slices.Equal(evs, want) {
+				t.Fatalf("events %v, want %v", evs, want)
+			}
+			if s := p.Stats(); s.Total != 0 || s.PendingConnections != 0 {
+				t.Fatalf("stats %+v", s)
+			}
+		})
+	}
+}
