@@ -433,6 +433,22 @@ func TestLoadBalancedConnectionTakesServiceGeneration(t *testing.T) {
 	if s := p.Stats(); s.State != "ready" || s.Idle != 1 {
 		t.Fatalf("stats %+v", s)
 	}
+	// "The pool MUST remove the entry for a serviceId once the connection
+	// count reaches 0": a connection made now starts the service afresh.
+	last, _ := p.CheckOut(ctx)
+	last.MarkErrored(errors.New("reset"))
+	p.CheckIn(ctx, last)
+	p.mu.Lock()
+	entries := len(p.services)
+	p.mu.Unlock()
+	if entries != 0 {
+		t.Fatalf("%d service entries left with no connection", entries)
+	}
+	again, _ := p.CheckOut(ctx)
+	if again.Generation() != 0 {
+		t.Fatalf("a connection of a service with no entry left got generation %d, want 0", again.Generation())
+	}
+	p.CheckIn(ctx, again)
 }
 
 // statsMonitor calls Stats from inside every event, as a user's monitor
