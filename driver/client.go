@@ -127,6 +127,7 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	c.stop, c.stopNow = context.WithCancelCause(context.Background())
 	if cs.Timeout != nil {
 		c.exec.Timeout = *cs.Timeout
+		c.exec.ServerSelectionTimeout = cfg.ServerSelectionTimeout
 	}
 	return c, nil
 }

@@ -27,6 +27,11 @@ type Executor struct {
 	// Timeout is the client's timeoutMS: each operation whose context has
 	// no earlier deadline gets this budget. 0 means none.
 	Timeout time.Duration
+	// ServerSelectionTimeout is the client's serverSelectionTimeoutMS.
+	// With Timeout set, a checkout gets what is left of
+	// min(serverSelectionTimeoutMS, timeoutMS) after selection, and the
+	// pool's waitQueueTimeoutMS is ignored (CSOT); 0 leaves only Timeout.
+	ServerSelectionTimeout time.Duration
 }
 
 // Op is one operation: a single command for now.
@@ -114,7 +119,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	addr := s.Address()
 	p := s.Pool()
 	t1 := time.Now()
-	pc, err := p.CheckOut(ctx)
+	pc, err := x.checkOut(ctx, p, t0)
 	fin.CheckOut += time.Since(t1)
 	if err != nil {
 		// A failure to establish a connection was handed to SDAM by the
@@ -122,16 +127,12 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		return nil, &Error{Op: op.Name, Address: addr, Err: err}
 	}
 	defer p.CheckIn(ctx, pc)
-	cc, ok := pc.Conn().(*conn.Conn)
-	if !ok {
-		return nil, &Error{Op: op.Name, Address: addr, Err: fmt.Errorf("pool returned a %T, not a connection", pc.Conn())}
-	}
 	fin.Attempts++
 	cmd := op.Command
 	if !op.Selector.Write {
 		cmd = withReadPreference(cmd, op.Selector.ReadPref, x.Topology.Description(), addr)
 	}
-	r, err := cc.MonitoredCommand(ctx, &conn.Request{DB: op.DB, Command: cmd, Sequences: op.Sequences}, x.Events, id)
+	r, err := pc.Conn().MonitoredCommand(ctx, &conn.Request{DB: op.DB, Command: cmd, Sequences: op.Sequences}, x.Events, id)
 	if err != nil && !errors.Is(context.Cause(ctx), ErrClientDisconnected) {
 		x.Topology.HandleConnError(pc, addr, err, description.PhaseOperation)
 		if pc.Interrupted() {
@@ -172,4 +173,22 @@ func withReadPreference(cmd bson.Raw, rp selection.ReadPref, td description.Topo
 	b = append(b, 0)
 	binary.LittleEndian.PutUint32(b, uint32(len(b)))
 	return b
+}
+
+// checkOut takes a connection from p for an operation whose selection
+// started at selStart. Without timeoutMS, waitQueueTimeoutMS (the pool's
+// own) and ctx bound the wait. With it, waitQueueTimeoutMS is ignored: the
+// checkout gets the remaining computedServerSelectionTimeout,
+// min(serverSelectionTimeoutMS, remaining timeoutMS) counted from the start
+// of selection (CSOT, "Server Selection"); ctx carries the timeoutMS part.
+func (x *Executor) checkOut(ctx context.Context, p *pool.Pool[*conn.Conn], selStart time.Time) (*pool.Pooled[*conn.Conn], error) {
+	if x.Timeout <= 0 {
+		return p.CheckOut(ctx)
+	}
+	var wait time.Duration
+	if x.ServerSelectionTimeout > 0 {
+		// Selection used it all: a checkout that must wait times out.
+		wait = max(x.ServerSelectionTimeout-time.Since(selStart), time.Nanosecond)
+	}
+	return p.CheckOutWithin(ctx, wait)
 }

@@ -16,7 +16,7 @@ const contenders = 64
 // benchmarkContended runs checkout+checkin on 64 goroutines. The pool is
 // warmed first (every goroutine's connection established), so the timed loop
 // measures the steady state, not dialling.
-func benchmarkContended(b *testing.B, cfg Config) {
+func benchmarkContended[C Conn](b *testing.B, cfg Config[C]) {
 	p, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -42,9 +42,9 @@ func benchmarkContended(b *testing.B, cfg Config) {
 
 // warm checks out n connections at once and gives them back, leaving n idle
 // connections in the pool.
-func warm(b *testing.B, p *Pool, n int) {
+func warm[C Conn](b *testing.B, p *Pool[C], n int) {
 	ctx := context.Background()
-	held := make([]*Pooled, 0, n)
+	held := make([]*Pooled[C], 0, n)
 	for range n {
 		c, err := p.CheckOut(ctx)
 		if err != nil {
@@ -61,13 +61,13 @@ func warm(b *testing.B, p *Pool, n int) {
 
 // BenchmarkCheckOutCheckIn64 has a connection for every goroutine.
 func BenchmarkCheckOutCheckIn64(b *testing.B) {
-	benchmarkContended(b, Config{Address: "db:27017", Dial: fakeDial, MaxPoolSize: 100})
+	benchmarkContended(b, Config[*fakeConn]{Address: "db:27017", Dial: fakeDial, MaxPoolSize: 100})
 }
 
 // BenchmarkCheckOutCheckIn64Waiting has 8 connections for 64 goroutines, so
 // most checkouts wait in the queue.
 func BenchmarkCheckOutCheckIn64Waiting(b *testing.B) {
-	benchmarkContended(b, Config{Address: "db:27017", Dial: fakeDial, MaxPoolSize: 8})
+	benchmarkContended(b, Config[*fakeConn]{Address: "db:27017", Dial: fakeDial, MaxPoolSize: 8})
 }
 
 type discard struct{}
@@ -76,7 +76,7 @@ func (discard) PoolEvent(context.Context, event.PoolEvent) {}
 
 // BenchmarkCheckOutCheckIn64Monitored adds a pool monitor that does nothing.
 func BenchmarkCheckOutCheckIn64Monitored(b *testing.B) {
-	benchmarkContended(b, Config{Address: "db:27017", Dial: fakeDial, MaxPoolSize: 100, Events: event.NewDispatcher(discard{})})
+	benchmarkContended(b, Config[*fakeConn]{Address: "db:27017", Dial: fakeDial, MaxPoolSize: 100, Events: event.NewDispatcher(discard{})})
 }
 
 // BenchmarkCheckOutCheckIn64Real is BenchmarkCheckOutCheckIn64 on real
@@ -85,10 +85,10 @@ func BenchmarkCheckOutCheckIn64Monitored(b *testing.B) {
 // difference from fake connections is what the pool does with a real one.
 func BenchmarkCheckOutCheckIn64Real(b *testing.B) {
 	srv := mongotest.NewServer(b, mongotest.Options{})
-	dial := func(ctx context.Context, id int64) (Conn, error) {
+	dial := func(ctx context.Context, id int64) (*conn.Conn, error) {
 		return conn.Dial(ctx, conn.Config{Address: srv.Addr(), ID: id})
 	}
-	benchmarkContended(b, Config{Address: srv.Addr(), Dial: dial, MaxPoolSize: 100})
+	benchmarkContended(b, Config[*conn.Conn]{Address: srv.Addr(), Dial: dial, MaxPoolSize: 100})
 	if n := srv.NumConnections(); n > 100 {
 		b.Fatalf("server saw %d connections, more than maxPoolSize 100", n)
 	}

@@ -5,6 +5,8 @@
 // wait queue bounded by the caller's context, clearing, background
 // population, CMAP events, and a pull-style Stats snapshot.
 //
-// The pool only opens and closes connections through the small Conn
-// interface and a Dial function, so its tests run on fake connections.
+// The pool is generic over its connection type: it needs only the methods
+// of the small Conn interface and a Dial function, so the driver checks out
+// *conn.Conn with no type assertion and the tests run the same pool on fake
+// connections.
 package pool

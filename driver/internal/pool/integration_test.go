@@ -24,7 +24,7 @@ import (
 // ones (conn.Dial, with the file's appName in the handshake, which is
 // where the fail point blocks or fails them).
 func TestCMAPSpecMongotest(t *testing.T) {
-	checkNoGoroutines(t, "pool.(*Pool)", "mongotest.(*Server)", "mongotest.(*Conn)")
+	checkNoGoroutines(t, "pool.(*Pool[...])", "mongotest.(*Server)", "mongotest.(*Conn)")
 	s := mongotest.NewServer(t, mongotest.Options{})
 	admin := dialAdmin(t, s)
 	version := serverVersion(t, admin)
@@ -67,14 +67,10 @@ func runCMAPIntegration(t *testing.T, s *mongotest.Server, admin *conn.Conn, tc 
 		})
 	}
 	addr := s.Addr()
-	runCMAPTest(t, tc, func(ctx context.Context, id int64) (Conn, error) {
+	runCMAPTest(t, tc, func(ctx context.Context, id int64) (*conn.Conn, error) {
 		cc := settings.Config(addr)
 		cc.ID = id
-		c, err := conn.Dial(ctx, cc)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
+		return conn.Dial(ctx, cc)
 	})
 	// Every connection the pool opened is closed: only the admin
 	// connection is left on the server.

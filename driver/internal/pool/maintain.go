@@ -8,7 +8,7 @@ import (
 
 // maintain is the pool's background goroutine: a run at each interval or
 // when signalled, until Close.
-func (p *Pool) maintain() {
+func (p *Pool[C]) maintain() {
 	defer p.wg.Done()
 	var tick <-chan time.Time
 	if p.cfg.MaintainInterval > 0 {
@@ -31,17 +31,19 @@ func (p *Pool) maintain() {
 // clear that asked for it, and starts establishing connections up to
 // MinPoolSize within MaxConnecting. It does what it can now and returns;
 // it never waits for a slot.
-func (p *Pool) runOnce() {
+func (p *Pool[C]) runOnce() {
 	type closing struct {
-		c      *Pooled
+		c      *Pooled[C]
 		reason event.CloseReason
 	}
 	var dead []closing
-	var interrupt, spawn []*Pooled
+	var interrupt, spawn []*Pooled[C]
 
+	p.stateMu.Lock() // see Pool.stateMu
 	p.mu.Lock()
 	if p.state == stateClosed {
 		p.mu.Unlock()
+		p.stateMu.Unlock()
 		return
 	}
 	now := time.Now()
@@ -59,9 +61,20 @@ func (p *Pool) runOnce() {
 	if p.interrupt {
 		p.interrupt = false
 		for c := range p.all {
-			if (c.state == connInUse || c.state == connCheckingIn) && c.gen <= p.interruptUpTo && !c.interrupted.Load() {
+			if c.gen > p.interruptUpTo || c.interrupted.Load() {
+				continue
+			}
+			switch c.state {
+			case connInUse, connCheckingIn:
 				c.interrupted.Store(true)
 				interrupt = append(interrupt, c)
+			case connPending:
+				// Being established: its dial is canceled (or will be as
+				// soon as it starts) and the connection closed.
+				c.interrupted.Store(true)
+				if c.cancelDial != nil {
+					c.cancelDial()
+				}
 			}
 		}
 	}
@@ -73,6 +86,7 @@ func (p *Pool) runOnce() {
 	}
 	p.wg.Add(len(spawn))
 	p.mu.Unlock()
+	p.stateMu.Unlock()
 
 	for _, d := range dead {
 		p.closeConn(p.bgCtx, d.c, d.reason, nil)
@@ -89,13 +103,31 @@ func (p *Pool) runOnce() {
 
 // populate establishes one connection for MinPoolSize and makes it
 // available.
-func (p *Pool) populate(c *Pooled) {
+func (p *Pool[C]) populate(c *Pooled[C]) {
 	defer p.wg.Done()
 	ctx := p.bgCtx
+	c.created = time.Now()
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
 	}
-	conn, err := p.dial(ctx, c.id)
+	conn, err := p.dialInterruptible(ctx, c)
+	if c.interrupted.Load() {
+		// A clear with interruptInUseConnections cut the establishment
+		// short: no SDAM error handling, the clear was that already.
+		p.mu.Lock()
+		if err == nil {
+			c.conn, c.dialed = conn, true
+		}
+		reason := event.ReasonStale
+		if p.state == stateClosed {
+			reason = event.ReasonPoolClosed
+		}
+		p.forgetLocked(c)
+		p.dispatchLocked()
+		p.mu.Unlock()
+		p.closeConn(ctx, c, reason, nil)
+		return
+	}
 	if err == nil && p.ev.Pool() {
 		// Ready goes out before the connection is available and before its
 		// maxConnecting slot is free, so nothing that follows from either
@@ -111,7 +143,7 @@ func (p *Pool) populate(c *Pooled) {
 		closed := p.state == stateClosed
 		p.mu.Unlock()
 		if !closed && p.cfg.OnPopulateError != nil {
-			p.cfg.OnPopulateError(err)
+			p.cfg.OnPopulateError(err, c.gen)
 		}
 		p.mu.Lock()
 		closed = p.state == stateClosed
@@ -126,7 +158,7 @@ func (p *Pool) populate(c *Pooled) {
 		return
 	}
 	p.mu.Lock()
-	c.conn = conn
+	c.conn, c.dialed = conn, true
 	p.attachServiceLocked(c)
 	if p.state == stateClosed {
 		p.forgetLocked(c)

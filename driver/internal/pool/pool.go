@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,7 +13,10 @@ import (
 	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 )
 
-// Conn is what the pool needs of a connection. *conn.Conn satisfies it.
+// Conn is what the pool needs of a connection. The pool is generic over
+// the connection type so that what CheckOut returns is the caller's own
+// type (*conn.Conn in the driver, a fake in tests), with no type assertion
+// and no interface boxing on the checkout path.
 type Conn interface {
 	// ID is the driver's id for the connection, the one given to Dial.
 	ID() int64
@@ -35,8 +39,8 @@ const (
 	DefaultMaintainInterval = 10 * time.Second
 )
 
-// Config describes a pool.
-type Config struct {
+// Config describes a pool of connections of type C.
+type Config[C Conn] struct {
 	// Address is the server's address; it names the pool in events and
 	// errors.
 	Address string
@@ -66,7 +70,7 @@ type Config struct {
 	// id. It must honour ctx: during CheckOut that is the caller's
 	// context, during background population the pool's own, which Close
 	// cancels.
-	Dial func(ctx context.Context, id int64) (Conn, error)
+	Dial func(ctx context.Context, id int64) (C, error)
 	// Events receives the CMAP events; nil sends none.
 	Events *event.Dispatcher
 	// LoadBalanced keeps one generation per service id, as the load
@@ -77,8 +81,10 @@ type Config struct {
 	// (typically by marking the server Unknown and clearing the pool). It
 	// runs on the pool's goroutine, before the ConnectionClosed event and
 	// while the failed connection still counts toward the pool's size, so
-	// no replacement starts before the pool is cleared.
-	OnPopulateError func(err error)
+	// no replacement starts before the pool is cleared. generation is the
+	// one the connection was created in, which a clear since then has
+	// made older than the pool's.
+	OnPopulateError func(err error, generation uint64)
 	// OnDialError receives the errors of establishing a connection for a
 	// checkout, with the generation the connection was created in, so
 	// SDAM can handle them (clearing the pool when the rules say so)
@@ -89,7 +95,7 @@ type Config struct {
 	OnDialError func(err error, generation uint64)
 }
 
-func (c *Config) validate() error {
+func (c *Config[C]) validate() error {
 	switch {
 	case c.Address == "":
 		return &ConfigError{Field: "Address", Reason: "empty"}
@@ -142,9 +148,10 @@ const (
 
 // Pooled is a connection that belongs to a pool: CheckOut returns it,
 // CheckIn takes it back.
-type Pooled struct {
-	pool      *Pool
-	conn      Conn
+type Pooled[C Conn] struct {
+	pool      *Pool[C]
+	conn      C
+	dialed    bool // conn is set: the connection was established
 	id        int64
 	gen       uint64
 	svc       bson.ObjectID
@@ -156,22 +163,25 @@ type Pooled struct {
 
 	err         error // set by MarkErrored, read by CheckIn; the holder's goroutine
 	interrupted atomic.Bool
+	// cancelDial ends the establishment of a pending connection that a
+	// clear with interruptInUseConnections interrupts; guarded by pool.mu.
+	cancelDial context.CancelFunc
 }
 
 // Conn returns the connection.
-func (c *Pooled) Conn() Conn { return c.conn }
+func (c *Pooled[C]) Conn() C { return c.conn }
 
 // ID returns the connection's id, unique within the pool and in creation
 // order from 1.
-func (c *Pooled) ID() int64 { return c.id }
+func (c *Pooled[C]) ID() int64 { return c.id }
 
 // Generation returns the pool (or service) generation the connection
 // belongs to.
-func (c *Pooled) Generation() uint64 { return c.gen }
+func (c *Pooled[C]) Generation() uint64 { return c.gen }
 
 // ServiceID returns the connection's service id in load-balanced mode, or
 // nil.
-func (c *Pooled) ServiceID() *bson.ObjectID {
+func (c *Pooled[C]) ServiceID() *bson.ObjectID {
 	if !c.hasSvc {
 		return nil
 	}
@@ -181,7 +191,7 @@ func (c *Pooled) ServiceID() *bson.ObjectID {
 // MarkErrored records that the connection failed in a way that makes it
 // unfit for reuse; CheckIn then closes it with reason "error". Call it
 // before CheckIn, from the goroutine that holds the connection.
-func (c *Pooled) MarkErrored(err error) {
+func (c *Pooled[C]) MarkErrored(err error) {
 	if err == nil {
 		err = errors.New("connection marked as errored")
 	}
@@ -191,7 +201,7 @@ func (c *Pooled) MarkErrored(err error) {
 // Interrupted reports whether a Clear with interruptInUseConnections closed
 // the connection while it was checked out; the operation's error should
 // then be a PoolClearedError with Interrupted set.
-func (c *Pooled) Interrupted() bool { return c.interrupted.Load() }
+func (c *Pooled[C]) Interrupted() bool { return c.interrupted.Load() }
 
 type grantKind uint8
 
@@ -203,17 +213,17 @@ const (
 	grantErr              // the checkout fails
 )
 
-type grant struct {
+type grant[C Conn] struct {
 	kind   grantKind
-	c      *Pooled
+	c      *Pooled[C]
 	close  event.CloseReason
 	reason event.CheckOutFailReason
 	err    error
 }
 
-type waiter struct {
-	ch         chan grant // capacity 1; sent to under pool.mu when dequeued
-	prev, next *waiter
+type waiter[C Conn] struct {
+	ch         chan grant[C] // capacity 1; sent to under pool.mu when dequeued
+	prev, next *waiter[C]
 	queued     bool
 }
 
@@ -224,8 +234,8 @@ type service struct {
 
 // Pool is the connection pool of one server. Its methods are safe for
 // concurrent use.
-type Pool struct {
-	cfg      Config
+type Pool[C Conn] struct {
+	cfg      Config[C]
 	ev       *event.Dispatcher
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
@@ -234,17 +244,24 @@ type Pool struct {
 	waiters  sync.Pool
 	waitNS   atomic.Int64
 
+	// stateMu orders state changes (Ready, Clear, Close) with their
+	// events, which go out without mu held so that a monitor may call
+	// Stats (a user's monitor calling Client.Topology, say). A background
+	// run takes it too, so that it starts no connection between a Ready
+	// and its PoolReady.
+	stateMu sync.Mutex
+
 	mu            sync.Mutex
 	state         poolState
 	generation    uint64
 	services      map[bson.ObjectID]*service
-	idle          []*Pooled // LIFO: the most recently used is reused first
-	all           map[*Pooled]struct{}
+	idle          []*Pooled[C] // LIFO: the most recently used is reused first
+	all           map[*Pooled[C]]struct{}
 	total         int
 	pending       int
 	bgPending     int // pending connections of background population
 	inUse         int
-	head, tail    *waiter
+	head, tail    *waiter[C]
 	nwait         int
 	nextID        int64
 	createdTotal  int64
@@ -257,7 +274,7 @@ type Pool struct {
 
 // New returns a paused pool and emits PoolCreated. It starts the pool's
 // background goroutine, which Close stops.
-func New(cfg Config) (*Pool, error) {
+func New[C Conn](cfg Config[C]) (*Pool[C], error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -267,14 +284,14 @@ func New(cfg Config) (*Pool, error) {
 	if cfg.MaintainInterval == 0 {
 		cfg.MaintainInterval = DefaultMaintainInterval
 	}
-	p := &Pool{
+	p := &Pool[C]{
 		cfg:      cfg,
 		ev:       cfg.Events,
 		wake:     make(chan struct{}, 1),
 		services: map[bson.ObjectID]*service{},
-		all:      map[*Pooled]struct{}{},
+		all:      map[*Pooled[C]]struct{}{},
 	}
-	p.waiters.New = func() any { return &waiter{ch: make(chan grant, 1)} }
+	p.waiters.New = func() any { return &waiter[C]{ch: make(chan grant[C], 1)} }
 	p.bgCtx, p.bgCancel = context.WithCancel(context.Background())
 	if p.ev.Pool() {
 		p.ev.PoolEvent(p.bgCtx, &event.PoolCreated{Address: cfg.Address, Options: event.PoolOptions{
@@ -291,7 +308,7 @@ func New(cfg Config) (*Pool, error) {
 }
 
 // Address returns the server address the pool connects to.
-func (p *Pool) Address() string { return p.cfg.Address }
+func (p *Pool[C]) Address() string { return p.cfg.Address }
 
 // CheckOut returns a connection: an available one, or a new one it
 // establishes when the limits allow, waiting its turn in a FIFO queue
@@ -299,14 +316,26 @@ func (p *Pool) Address() string { return p.cfg.Address }
 // or WaitQueueTimeout passes; a paused pool fails with *PoolClearedError,
 // a closed one with *PoolClosedError, and a failed establishment with
 // *DialError.
-func (p *Pool) CheckOut(ctx context.Context) (*Pooled, error) {
+func (p *Pool[C]) CheckOut(ctx context.Context) (*Pooled[C], error) {
+	return p.checkOut(ctx, p.cfg.WaitQueueTimeout)
+}
+
+// CheckOutWithin is CheckOut with wait in place of the pool's
+// WaitQueueTimeout; 0 means only ctx bounds the wait. Under client-side
+// operation timeouts (timeoutMS set) waitQueueTimeoutMS is ignored and a
+// checkout gets what is left of the computed server selection timeout.
+func (p *Pool[C]) CheckOutWithin(ctx context.Context, wait time.Duration) (*Pooled[C], error) {
+	return p.checkOut(ctx, wait)
+}
+
+func (p *Pool[C]) checkOut(ctx context.Context, wait time.Duration) (*Pooled[C], error) {
 	start := time.Now()
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionCheckOutStarted{Address: p.cfg.Address})
 	}
 	var timer *time.Timer
 	for {
-		g := p.acquire(ctx, start, &timer)
+		g := p.acquire(ctx, start, wait, &timer)
 		switch g.kind {
 		case grantConn:
 			stopTimer(timer)
@@ -333,7 +362,7 @@ func stopTimer(t *time.Timer) {
 	}
 }
 
-func (p *Pool) checkOutFailed(ctx context.Context, start time.Time, reason event.CheckOutFailReason, err error) {
+func (p *Pool[C]) checkOutFailed(ctx context.Context, start time.Time, reason event.CheckOutFailReason, err error) {
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionCheckOutFailed{Address: p.cfg.Address, Reason: reason, Duration: time.Since(start), Err: err})
 	}
@@ -341,7 +370,7 @@ func (p *Pool) checkOutFailed(ctx context.Context, start time.Time, reason event
 
 // acquire returns the caller's grant: immediately when nobody waits and the
 // pool can serve, else after waiting in the queue.
-func (p *Pool) acquire(ctx context.Context, start time.Time, timer **time.Timer) grant {
+func (p *Pool[C]) acquire(ctx context.Context, start time.Time, wait time.Duration, timer **time.Timer) grant[C] {
 	p.mu.Lock()
 	if g, ok := p.unavailableLocked(); ok {
 		p.mu.Unlock()
@@ -353,15 +382,15 @@ func (p *Pool) acquire(ctx context.Context, start time.Time, timer **time.Timer)
 			return g
 		}
 	}
-	w := p.waiters.Get().(*waiter)
+	w := p.waiters.Get().(*waiter[C])
 	p.enqueueLocked(w)
 	p.waited++
 	p.mu.Unlock()
 
 	waitStart := time.Now()
 	var expired <-chan time.Time
-	if p.cfg.WaitQueueTimeout > 0 {
-		left := p.cfg.WaitQueueTimeout - waitStart.Sub(start)
+	if wait > 0 {
+		left := wait - waitStart.Sub(start)
 		if *timer == nil {
 			*timer = time.NewTimer(left)
 		} else {
@@ -382,7 +411,7 @@ func (p *Pool) acquire(ctx context.Context, start time.Time, timer **time.Timer)
 	}
 
 	p.mu.Lock()
-	var late grant
+	var late grant[C]
 	if w.queued {
 		p.removeLocked(w)
 	} else {
@@ -401,12 +430,12 @@ func (p *Pool) acquire(ctx context.Context, start time.Time, timer **time.Timer)
 	case grantErr:
 		return late
 	}
-	return grant{kind: grantErr, reason: event.ReasonCheckOutTimeout,
+	return grant[C]{kind: grantErr, reason: event.ReasonCheckOutTimeout,
 		err: &WaitQueueTimeoutError{Address: p.cfg.Address, Waited: waited, Stats: stats, Err: err}}
 }
 
 // giveBackLocked undoes a grant its waiter no longer wants.
-func (p *Pool) giveBackLocked(g grant) {
+func (p *Pool[C]) giveBackLocked(g grant[C]) {
 	switch g.kind {
 	case grantConn:
 		g.c.state = connIdle
@@ -422,14 +451,14 @@ func (p *Pool) giveBackLocked(g grant) {
 	p.dispatchLocked()
 }
 
-func (p *Pool) unavailableLocked() (grant, bool) {
+func (p *Pool[C]) unavailableLocked() (grant[C], bool) {
 	switch p.state {
 	case stateClosed:
-		return grant{kind: grantErr, reason: event.ReasonCheckOutPoolClosed, err: &PoolClosedError{Address: p.cfg.Address}}, true
+		return grant[C]{kind: grantErr, reason: event.ReasonCheckOutPoolClosed, err: &PoolClosedError{Address: p.cfg.Address}}, true
 	case statePaused:
-		return grant{kind: grantErr, reason: event.ReasonCheckOutConnectionError, err: &PoolClearedError{Address: p.cfg.Address, Cause: p.clearCause}}, true
+		return grant[C]{kind: grantErr, reason: event.ReasonCheckOutConnectionError, err: &PoolClearedError{Address: p.cfg.Address, Cause: p.clearCause}}, true
 	}
-	return grant{}, false
+	return grant[C]{}, false
 }
 
 // grantLocked serves one checkout if it can: an available connection (or a
@@ -437,31 +466,31 @@ func (p *Pool) unavailableLocked() (grant, bool) {
 // is the number of checkouts waiting for a connection, this one included:
 // while background population is establishing at least as many, they will
 // be served by those instead of opening more than minPoolSize asks for.
-func (p *Pool) grantLocked(demand int) (grant, bool) {
+func (p *Pool[C]) grantLocked(demand int) (grant[C], bool) {
 	if n := len(p.idle); n > 0 {
 		c := p.idle[n-1]
 		p.idle[n-1] = nil
 		p.idle = p.idle[:n-1]
 		if reason := p.perishedLocked(c, time.Time{}); reason != "" {
 			p.forgetLocked(c)
-			return grant{kind: grantDead, c: c, close: reason}, true
+			return grant[C]{kind: grantDead, c: c, close: reason}, true
 		}
 		c.state = connInUse
 		p.inUse++
-		return grant{kind: grantConn, c: c}, true
+		return grant[C]{kind: grantConn, c: c}, true
 	}
 	if p.canCreateLocked() && demand > p.bgPending {
-		return grant{kind: grantCreate, c: p.reserveLocked(false)}, true
+		return grant[C]{kind: grantCreate, c: p.reserveLocked(false)}, true
 	}
-	return grant{}, false
+	return grant[C]{}, false
 }
 
-func (p *Pool) canCreateLocked() bool {
+func (p *Pool[C]) canCreateLocked() bool {
 	return (p.cfg.MaxPoolSize == 0 || p.total < p.cfg.MaxPoolSize) && p.pending < p.cfg.MaxConnecting
 }
 
 // dispatchLocked serves waiters, oldest first, for as long as it can.
-func (p *Pool) dispatchLocked() {
+func (p *Pool[C]) dispatchLocked() {
 	for p.head != nil && p.state == stateReady {
 		g, ok := p.grantLocked(p.nwait)
 		if !ok {
@@ -473,7 +502,7 @@ func (p *Pool) dispatchLocked() {
 	}
 }
 
-func (p *Pool) enqueueLocked(w *waiter) {
+func (p *Pool[C]) enqueueLocked(w *waiter[C]) {
 	w.queued = true
 	w.prev, w.next = p.tail, nil
 	if p.tail == nil {
@@ -485,7 +514,7 @@ func (p *Pool) enqueueLocked(w *waiter) {
 	p.nwait++
 }
 
-func (p *Pool) removeLocked(w *waiter) {
+func (p *Pool[C]) removeLocked(w *waiter[C]) {
 	if w.prev == nil {
 		p.head = w.next
 	} else {
@@ -501,17 +530,17 @@ func (p *Pool) removeLocked(w *waiter) {
 }
 
 // failWaitersLocked empties the wait queue, failing every waiter with err.
-func (p *Pool) failWaitersLocked(reason event.CheckOutFailReason, err error) {
+func (p *Pool[C]) failWaitersLocked(reason event.CheckOutFailReason, err error) {
 	for p.head != nil {
 		w := p.head
 		p.removeLocked(w)
-		w.ch <- grant{kind: grantErr, reason: reason, err: err}
+		w.ch <- grant[C]{kind: grantErr, reason: reason, err: err}
 	}
 }
 
-func (p *Pool) reserveLocked(bg bool) *Pooled {
+func (p *Pool[C]) reserveLocked(bg bool) *Pooled[C] {
 	p.nextID++
-	c := &Pooled{pool: p, id: p.nextID, gen: p.generation, state: connPending, created: time.Now(), bg: bg}
+	c := &Pooled[C]{pool: p, id: p.nextID, gen: p.generation, state: connPending, bg: bg}
 	p.total++
 	p.pending++
 	if bg {
@@ -524,7 +553,7 @@ func (p *Pool) reserveLocked(bg bool) *Pooled {
 
 // forgetLocked removes c from the counts; the caller closes it. An idle c
 // must already be out of p.idle.
-func (p *Pool) forgetLocked(c *Pooled) {
+func (p *Pool[C]) forgetLocked(c *Pooled[C]) {
 	switch c.state {
 	case connGone:
 		return
@@ -554,7 +583,7 @@ func (p *Pool) forgetLocked(c *Pooled) {
 
 // perishedLocked says why c must not be reused, or "". A zero now means
 // the time is read only if MaxIdleTime needs it.
-func (p *Pool) perishedLocked(c *Pooled, now time.Time) event.CloseReason {
+func (p *Pool[C]) perishedLocked(c *Pooled[C], now time.Time) event.CloseReason {
 	if p.staleLocked(c) {
 		return event.ReasonStale
 	}
@@ -566,13 +595,13 @@ func (p *Pool) perishedLocked(c *Pooled, now time.Time) event.CloseReason {
 			return event.ReasonIdle
 		}
 	}
-	if c.conn != nil && c.conn.Closed() {
+	if c.dialed && c.conn.Closed() {
 		return event.ReasonError
 	}
 	return ""
 }
 
-func (p *Pool) staleLocked(c *Pooled) bool {
+func (p *Pool[C]) staleLocked(c *Pooled[C]) bool {
 	if p.cfg.LoadBalanced {
 		s := p.services[c.svc]
 		return c.hasSvc && s != nil && c.gen < s.gen
@@ -582,12 +611,12 @@ func (p *Pool) staleLocked(c *Pooled) bool {
 
 // attachServiceLocked gives a load-balanced connection its service's
 // generation once the handshake named the service.
-func (p *Pool) attachServiceLocked(c *Pooled) {
+func (p *Pool[C]) attachServiceLocked(c *Pooled[C]) {
 	if !p.cfg.LoadBalanced {
 		return
 	}
 	var id bson.ObjectID
-	switch x := c.conn.(type) {
+	switch x := any(c.conn).(type) {
 	case serviceConn:
 		if s := x.ServiceID(); s != nil {
 			id = *s
@@ -607,20 +636,37 @@ func (p *Pool) attachServiceLocked(c *Pooled) {
 }
 
 // establish dials the connection a checkout reserved.
-func (p *Pool) establish(ctx context.Context, c *Pooled, start time.Time) (*Pooled, error) {
+func (p *Pool[C]) establish(ctx context.Context, c *Pooled[C], start time.Time) (*Pooled[C], error) {
+	c.created = time.Now() // tConnectionCreated, which ConnectionReady's duration counts from
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionCreated{Address: p.cfg.Address, ConnectionID: c.id})
 	}
-	conn, err := p.dial(ctx, c.id)
-	if err != nil && p.cfg.OnDialError != nil {
+	conn, err := p.dialInterruptible(ctx, c)
+	interrupted := c.interrupted.Load()
+	if err != nil && !interrupted && p.cfg.OnDialError != nil {
 		p.cfg.OnDialError(err, c.gen)
 	}
-	if err == nil && p.ev.Pool() {
+	if err == nil && !interrupted && p.ev.Pool() {
 		// Establishment ends before ConnectionReady, and only then may
 		// another connection take its maxConnecting slot.
 		p.ev.PoolEvent(ctx, &event.ConnectionReady{Address: p.cfg.Address, ConnectionID: c.id, Duration: time.Since(c.created)})
 	}
 	p.mu.Lock()
+	if interrupted {
+		// A clear with interruptInUseConnections cut the establishment
+		// short: the checkout fails retryable, as an interrupted
+		// operation does.
+		if err == nil {
+			c.conn, c.dialed = conn, true
+		}
+		p.forgetLocked(c)
+		p.dispatchLocked()
+		perr := &PoolClearedError{Address: p.cfg.Address, Cause: p.clearCause, Interrupted: true}
+		p.mu.Unlock()
+		p.closeConn(ctx, c, event.ReasonStale, nil)
+		p.checkOutFailed(ctx, start, event.ReasonCheckOutConnectionError, perr)
+		return nil, perr
+	}
 	if err != nil {
 		p.forgetLocked(c)
 		p.dispatchLocked()
@@ -630,7 +676,7 @@ func (p *Pool) establish(ctx context.Context, c *Pooled, start time.Time) (*Pool
 		p.checkOutFailed(ctx, start, event.ReasonCheckOutConnectionError, derr)
 		return nil, derr
 	}
-	c.conn = conn
+	c.conn, c.dialed = conn, true
 	p.attachServiceLocked(c)
 	if p.state == stateClosed {
 		p.forgetLocked(c)
@@ -651,24 +697,56 @@ func (p *Pool) establish(ctx context.Context, c *Pooled, start time.Time) (*Pool
 	return c, nil
 }
 
-func (p *Pool) dial(ctx context.Context, id int64) (Conn, error) {
+func (p *Pool[C]) dial(ctx context.Context, id int64) (C, error) {
 	conn, err := p.cfg.Dial(ctx, id)
-	if err == nil && conn == nil {
+	none := isNil(conn)
+	if err == nil && none {
 		err = errors.New("Dial returned neither a connection nor an error")
 	}
-	if err != nil && conn != nil {
+	if err != nil && !none {
 		conn.Close()
 	}
 	return conn, err
 }
 
+// dialInterruptible dials c with a context that a clear with
+// interruptInUseConnections cancels (see runOnce); it allocates, but only
+// when a connection is established.
+func (p *Pool[C]) dialInterruptible(ctx context.Context, c *Pooled[C]) (C, error) {
+	dctx, cancel := context.WithCancel(ctx)
+	p.mu.Lock()
+	c.cancelDial = cancel
+	if c.interrupted.Load() {
+		cancel()
+	}
+	p.mu.Unlock()
+	conn, err := p.dial(dctx, c.id)
+	cancel()
+	return conn, err
+}
+
+// isNil reports whether the connection Dial returned is a nil interface or
+// a nil pointer (C is a type parameter, so == nil does not compile). It
+// runs once per dial, never on the checkout path.
+func isNil(c any) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
+}
+
 // closeConn emits ConnectionClosed and closes c's connection; c is already
 // out of the counts.
-func (p *Pool) closeConn(ctx context.Context, c *Pooled, reason event.CloseReason, err error) {
+func (p *Pool[C]) closeConn(ctx context.Context, c *Pooled[C], reason event.CloseReason, err error) {
 	if p.ev.Pool() {
 		p.ev.PoolEvent(ctx, &event.ConnectionClosed{Address: p.cfg.Address, ConnectionID: c.id, Reason: reason, Err: err})
 	}
-	if c.conn != nil {
+	if c.dialed {
 		c.conn.Close()
 	}
 }
@@ -677,7 +755,7 @@ func (p *Pool) closeConn(ctx context.Context, c *Pooled, reason event.CloseReaso
 // before a clear, marked errored, or closed by an error) or any connection
 // given to a closed pool is closed; others become available, going first to
 // the oldest waiter.
-func (p *Pool) CheckIn(ctx context.Context, c *Pooled) error {
+func (p *Pool[C]) CheckIn(ctx context.Context, c *Pooled[C]) error {
 	if c == nil {
 		return &CheckInError{Address: p.cfg.Address, Reason: "nil connection"}
 	}
@@ -728,7 +806,9 @@ func (p *Pool) CheckIn(ctx context.Context, c *Pooled) error {
 
 // Ready marks a paused pool ready: checkouts succeed again and background
 // population resumes. It does nothing on a ready or closed pool.
-func (p *Pool) Ready() {
+func (p *Pool[C]) Ready() {
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
 	p.mu.Lock()
 	if p.state != statePaused {
 		p.mu.Unlock()
@@ -736,28 +816,32 @@ func (p *Pool) Ready() {
 	}
 	p.state = stateReady
 	p.clearCause = nil
-	// Emitted under the lock so that nobody can observe a connection being
-	// created for the ready pool before PoolReady.
+	p.mu.Unlock()
+	// stateMu keeps background runs from creating connections until
+	// PoolReady is out.
 	if p.ev.Pool() {
 		p.ev.PoolEvent(p.bgCtx, &event.PoolReady{Address: p.cfg.Address})
 	}
-	p.mu.Unlock()
 	p.signal()
 }
 
 // Clear marks the pool's connections stale. Outside load-balanced mode it
 // also pauses the pool and fails every waiting checkout with
 // *PoolClearedError (serviceID is ignored); with interruptInUse the
-// background goroutine closes checked-out connections too. In load-balanced
+// background goroutine closes checked-out connections too, and cuts short
+// the establishment of pending ones (their checkouts fail with an
+// interrupted *PoolClearedError). In load-balanced
 // mode it marks only serviceID's connections (every service's when nil) and
 // neither pauses nor fails waiters.
-func (p *Pool) Clear(serviceID *bson.ObjectID, interruptInUse bool) {
+func (p *Pool[C]) Clear(serviceID *bson.ObjectID, interruptInUse bool) {
 	p.ClearWithCause(serviceID, interruptInUse, nil)
 }
 
 // ClearWithCause is Clear with the error that led to it, which
 // PoolClearedError and PoolCleared report.
-func (p *Pool) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, cause error) {
+func (p *Pool[C]) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, cause error) {
+	p.stateMu.Lock()
+	defer p.stateMu.Unlock()
 	p.mu.Lock()
 	if p.state == stateClosed {
 		p.mu.Unlock()
@@ -773,6 +857,7 @@ func (p *Pool) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, cau
 				s.gen++
 			}
 		}
+		p.mu.Unlock()
 		if p.ev.Pool() {
 			var sid *bson.ObjectID
 			if serviceID != nil {
@@ -781,23 +866,32 @@ func (p *Pool) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, cau
 			}
 			p.ev.PoolEvent(p.bgCtx, &event.PoolCleared{Address: p.cfg.Address, ServiceID: sid, InterruptInUseConnections: interruptInUse, Cause: cause})
 		}
-		p.mu.Unlock()
 		p.signal()
 		return
 	}
-	if p.state == statePaused {
-		p.mu.Unlock()
-		return
-	}
+	// The generation goes up even when the pool is already paused (the
+	// specification's rationale): errors from connections of the older
+	// generation, still being established, then no longer count.
 	p.generation++
-	p.state = statePaused
-	p.clearCause = cause
 	if interruptInUse {
 		p.interruptUpTo, p.interrupt = p.generation-1, true
+	}
+	wasPaused := p.state == statePaused
+	p.state = statePaused
+	p.clearCause = cause
+	p.mu.Unlock()
+	if wasPaused {
+		// No event; the wait queue is already empty (a paused pool fails
+		// checkouts at once).
+		p.signal()
+		return
 	}
 	if p.ev.Pool() {
 		p.ev.PoolEvent(p.bgCtx, &event.PoolCleared{Address: p.cfg.Address, InterruptInUseConnections: interruptInUse, Cause: cause})
 	}
+	// After PoolCleared, so that no waiter's ConnectionCheckOutFailed
+	// precedes it; paused, the pool granted the waiters nothing since.
+	p.mu.Lock()
 	p.failWaitersLocked(event.ReasonCheckOutConnectionError, &PoolClearedError{Address: p.cfg.Address, Cause: cause})
 	p.mu.Unlock()
 	p.signal() // close the stale idle connections now, not at the next interval
@@ -807,10 +901,12 @@ func (p *Pool) ClearWithCause(serviceID *bson.ObjectID, interruptInUse bool, cau
 // they are checked in; waiting and later checkouts fail with
 // *PoolClosedError. It waits for the pool's goroutines to stop. Calling it
 // again does nothing.
-func (p *Pool) Close() {
+func (p *Pool[C]) Close() {
+	p.stateMu.Lock()
 	p.mu.Lock()
 	if p.state == stateClosed {
 		p.mu.Unlock()
+		p.stateMu.Unlock()
 		return
 	}
 	p.state = stateClosed
@@ -821,6 +917,9 @@ func (p *Pool) Close() {
 	}
 	p.failWaitersLocked(event.ReasonCheckOutPoolClosed, &PoolClosedError{Address: p.cfg.Address})
 	p.mu.Unlock()
+	// Released before waiting for the background goroutine, whose runs
+	// take it; a closed pool changes state no more.
+	p.stateMu.Unlock()
 	for _, c := range idle {
 		p.closeConn(p.bgCtx, c, event.ReasonPoolClosed, nil)
 	}
@@ -832,7 +931,7 @@ func (p *Pool) Close() {
 }
 
 // signal asks the background goroutine for a run without blocking.
-func (p *Pool) signal() {
+func (p *Pool[C]) signal() {
 	select {
 	case p.wake <- struct{}{}:
 	default:
@@ -856,13 +955,13 @@ type Stats struct {
 }
 
 // Stats returns a snapshot of the pool's state.
-func (p *Pool) Stats() Stats {
+func (p *Pool[C]) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.statsLocked()
 }
 
-func (p *Pool) statsLocked() Stats {
+func (p *Pool[C]) statsLocked() Stats {
 	return Stats{
 		State:              p.state.String(),
 		Max:                p.cfg.MaxPoolSize,

@@ -12,7 +12,7 @@ import (
 	"github.com/mongoscope/mongoscope/driver/event"
 )
 
-func newTestPool(t *testing.T, cfg Config) (*Pool, *recorder) {
+func newTestPool(t *testing.T, cfg Config[*fakeConn]) (*Pool[*fakeConn], *recorder) {
 	t.Helper()
 	checkNoLeaks(t)
 	rec := newRecorder()
@@ -42,17 +42,17 @@ func names(evs []event.PoolEvent) []string {
 func TestConfigValidation(t *testing.T) {
 	dial := fakeDial
 	tests := []struct {
-		cfg   Config
+		cfg   Config[*fakeConn]
 		field string
 	}{
-		{Config{Dial: dial}, "Address"},
-		{Config{Address: "a"}, "Dial"},
-		{Config{Address: "a", Dial: dial, MinPoolSize: -1}, "MinPoolSize"},
-		{Config{Address: "a", Dial: dial, MaxPoolSize: -1}, "MaxPoolSize"},
-		{Config{Address: "a", Dial: dial, MinPoolSize: 3, MaxPoolSize: 2}, "MinPoolSize"},
-		{Config{Address: "a", Dial: dial, MaxConnecting: -1}, "MaxConnecting"},
-		{Config{Address: "a", Dial: dial, MaxIdleTime: -1}, "MaxIdleTime"},
-		{Config{Address: "a", Dial: dial, WaitQueueTimeout: -1}, "WaitQueueTimeout"},
+		{Config[*fakeConn]{Dial: dial}, "Address"},
+		{Config[*fakeConn]{Address: "a"}, "Dial"},
+		{Config[*fakeConn]{Address: "a", Dial: dial, MinPoolSize: -1}, "MinPoolSize"},
+		{Config[*fakeConn]{Address: "a", Dial: dial, MaxPoolSize: -1}, "MaxPoolSize"},
+		{Config[*fakeConn]{Address: "a", Dial: dial, MinPoolSize: 3, MaxPoolSize: 2}, "MinPoolSize"},
+		{Config[*fakeConn]{Address: "a", Dial: dial, MaxConnecting: -1}, "MaxConnecting"},
+		{Config[*fakeConn]{Address: "a", Dial: dial, MaxIdleTime: -1}, "MaxIdleTime"},
+		{Config[*fakeConn]{Address: "a", Dial: dial, WaitQueueTimeout: -1}, "WaitQueueTimeout"},
 	}
 	for _, tt := range tests {
 		_, err := New(tt.cfg)
@@ -64,7 +64,7 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 	checkNoLeaks(t)
-	p, err := New(Config{Address: "a", Dial: dial, MinPoolSize: 2}) // MaxPoolSize 0: no limit
+	p, err := New(Config[*fakeConn]{Address: "a", Dial: dial, MinPoolSize: 2}) // MaxPoolSize 0: no limit
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestConfigValidation(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	ctx := context.Background()
-	p, _ := newTestPool(t, Config{MaxPoolSize: 2})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxPoolSize: 2})
 	if s := p.Stats(); s.State != "paused" || s.Max != 2 || s.Total != 0 {
 		t.Fatalf("new pool stats = %+v", s)
 	}
@@ -87,7 +87,7 @@ func TestStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *Pooled)
+	got := make(chan *Pooled[*fakeConn])
 	go func() {
 		c, err := p.CheckOut(ctx)
 		if err != nil {
@@ -140,16 +140,16 @@ func TestDialError(t *testing.T) {
 	boom := errors.New("connection refused")
 	tests := []struct {
 		name string
-		dial func(context.Context, int64) (Conn, error)
+		dial func(context.Context, int64) (*fakeConn, error)
 		want error
 	}{
-		{"error", func(context.Context, int64) (Conn, error) { return nil, boom }, boom},
-		{"error and conn", func(_ context.Context, id int64) (Conn, error) { return &fakeConn{id: id}, boom }, boom},
-		{"neither", func(context.Context, int64) (Conn, error) { return nil, nil }, nil},
+		{"error", func(context.Context, int64) (*fakeConn, error) { return nil, boom }, boom},
+		{"error and conn", func(_ context.Context, id int64) (*fakeConn, error) { return &fakeConn{id: id}, boom }, boom},
+		{"neither", func(context.Context, int64) (*fakeConn, error) { return nil, nil }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, rec := newTestPool(t, Config{Dial: tt.dial})
+			p, rec := newTestPool(t, Config[*fakeConn]{Dial: tt.dial})
 			p.Ready()
 			_, err := p.CheckOut(ctx)
 			var de *DialError
@@ -180,19 +180,19 @@ func TestDialError(t *testing.T) {
 func TestWaitEnds(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     Config
+		cfg     Config[*fakeConn]
 		ctx     func() (context.Context, context.CancelFunc)
 		is      error
 		msg     string
 		timeout bool
 	}{
-		{"deadline", Config{MaxPoolSize: 1}, func() (context.Context, context.CancelFunc) {
+		{"deadline", Config[*fakeConn]{MaxPoolSize: 1}, func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.Background(), 20*time.Millisecond)
 		}, context.DeadlineExceeded, "Timed out while checking out a connection from connection pool for db:27017 after", true},
-		{"wait queue timeout", Config{MaxPoolSize: 1, WaitQueueTimeout: 20 * time.Millisecond}, func() (context.Context, context.CancelFunc) {
+		{"wait queue timeout", Config[*fakeConn]{MaxPoolSize: 1, WaitQueueTimeout: 20 * time.Millisecond}, func() (context.Context, context.CancelFunc) {
 			return context.WithCancel(context.Background())
 		}, context.DeadlineExceeded, "Timed out", true},
-		{"canceled", Config{MaxPoolSize: 1}, func() (context.Context, context.CancelFunc) {
+		{"canceled", Config[*fakeConn]{MaxPoolSize: 1}, func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(20*time.Millisecond, cancel)
 			return ctx, cancel
@@ -239,8 +239,8 @@ func TestWaitEnds(t *testing.T) {
 
 func TestCheckInErrors(t *testing.T) {
 	ctx := context.Background()
-	p, _ := newTestPool(t, Config{})
-	other, _ := newTestPool(t, Config{Address: "other:1"})
+	p, _ := newTestPool(t, Config[*fakeConn]{})
+	other, _ := newTestPool(t, Config[*fakeConn]{Address: "other:1"})
 	p.Ready()
 	other.Ready()
 	c, err := p.CheckOut(ctx)
@@ -256,7 +256,7 @@ func TestCheckInErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		c    *Pooled
+		c    *Pooled[*fakeConn]
 		want string
 	}{
 		{"nil", nil, "nil connection"},
@@ -279,25 +279,25 @@ func TestCloseReasons(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name   string
-		cfg    Config
-		before func(p *Pool, c *Pooled)
-		after  func(p *Pool)
+		cfg    Config[*fakeConn]
+		before func(p *Pool[*fakeConn], c *Pooled[*fakeConn])
+		after  func(p *Pool[*fakeConn])
 		reason event.CloseReason
 	}{
-		{"marked errored", Config{}, func(p *Pool, c *Pooled) { c.MarkErrored(errors.New("bad reply")) }, nil, event.ReasonError},
-		{"marked errored without error", Config{}, func(p *Pool, c *Pooled) { c.MarkErrored(nil) }, nil, event.ReasonError},
-		{"closed itself", Config{}, func(p *Pool, c *Pooled) { c.Conn().Close() }, nil, event.ReasonError},
-		{"stale", Config{}, func(p *Pool, c *Pooled) { p.Clear(nil, false) }, nil, event.ReasonStale},
-		{"pool closed", Config{}, func(p *Pool, c *Pooled) { p.Close() }, nil, event.ReasonPoolClosed},
-		{"idle, by the background run", Config{MaxIdleTime: 10 * time.Millisecond, MaintainInterval: 5 * time.Millisecond}, nil,
-			func(p *Pool) { time.Sleep(50 * time.Millisecond) }, event.ReasonIdle},
-		{"closed while idle", Config{MaintainInterval: -1}, nil, func(p *Pool) {
+		{"marked errored", Config[*fakeConn]{}, func(p *Pool[*fakeConn], c *Pooled[*fakeConn]) { c.MarkErrored(errors.New("bad reply")) }, nil, event.ReasonError},
+		{"marked errored without error", Config[*fakeConn]{}, func(p *Pool[*fakeConn], c *Pooled[*fakeConn]) { c.MarkErrored(nil) }, nil, event.ReasonError},
+		{"closed itself", Config[*fakeConn]{}, func(p *Pool[*fakeConn], c *Pooled[*fakeConn]) { c.Conn().Close() }, nil, event.ReasonError},
+		{"stale", Config[*fakeConn]{}, func(p *Pool[*fakeConn], c *Pooled[*fakeConn]) { p.Clear(nil, false) }, nil, event.ReasonStale},
+		{"pool closed", Config[*fakeConn]{}, func(p *Pool[*fakeConn], c *Pooled[*fakeConn]) { p.Close() }, nil, event.ReasonPoolClosed},
+		{"idle, by the background run", Config[*fakeConn]{MaxIdleTime: 10 * time.Millisecond, MaintainInterval: 5 * time.Millisecond}, nil,
+			func(p *Pool[*fakeConn]) { time.Sleep(50 * time.Millisecond) }, event.ReasonIdle},
+		{"closed while idle", Config[*fakeConn]{MaintainInterval: -1}, nil, func(p *Pool[*fakeConn]) {
 			p.mu.Lock()
 			p.idle[0].conn.Close()
 			p.mu.Unlock()
 			p.CheckOut(ctx)
 		}, event.ReasonError},
-		{"stale while idle", Config{MaintainInterval: -1}, nil, func(p *Pool) {
+		{"stale while idle", Config[*fakeConn]{MaintainInterval: -1}, nil, func(p *Pool[*fakeConn]) {
 			p.Clear(nil, false)
 			p.Ready()
 			p.CheckOut(ctx)
@@ -338,7 +338,7 @@ func TestCloseReasons(t *testing.T) {
 
 func TestClearFailsWaitersAndPauses(t *testing.T) {
 	ctx := context.Background()
-	p, _ := newTestPool(t, Config{MaxPoolSize: 1})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxPoolSize: 1})
 	p.Ready()
 	held, _ := p.CheckOut(ctx)
 	errc := make(chan error)
@@ -374,7 +374,7 @@ func TestClearFailsWaitersAndPauses(t *testing.T) {
 
 func TestClearInterruptsInUse(t *testing.T) {
 	ctx := context.Background()
-	p, rec := newTestPool(t, Config{MaintainInterval: time.Hour})
+	p, rec := newTestPool(t, Config[*fakeConn]{MaintainInterval: time.Hour})
 	p.Ready()
 	old, _ := p.CheckOut(ctx)
 	p.Clear(nil, true)
@@ -407,17 +407,17 @@ func TestClearInterruptsInUse(t *testing.T) {
 func TestLoadBalancedClearPerService(t *testing.T) {
 	ctx := context.Background()
 	svcA, svcB := bson.ObjectID{0xa}, bson.ObjectID{0xb}
-	dial := func(_ context.Context, id int64) (Conn, error) {
+	dial := func(_ context.Context, id int64) (*fakeConn, error) {
 		s := svcA
 		if id%2 == 0 {
 			s = svcB
 		}
 		return &fakeConn{id: id, svc: &s}, nil
 	}
-	p, rec := newTestPool(t, Config{LoadBalanced: true, Dial: dial, MaxPoolSize: 1})
+	p, rec := newTestPool(t, Config[*fakeConn]{LoadBalanced: true, Dial: dial, MaxPoolSize: 1})
 	p.Ready()
 	a, _ := p.CheckOut(ctx) // id 1: service A
-	waiter := make(chan *Pooled)
+	waiter := make(chan *Pooled[*fakeConn])
 	go func() {
 		c, err := p.CheckOut(ctx)
 		if err != nil {
@@ -475,7 +475,7 @@ func TestLoadBalancedClearPerService(t *testing.T) {
 func TestCloseFailsWaitersAndStopsPopulation(t *testing.T) {
 	ctx := context.Background()
 	started := make(chan struct{}, 10)
-	dial := func(ctx context.Context, id int64) (Conn, error) {
+	dial := func(ctx context.Context, id int64) (*fakeConn, error) {
 		if id > 1 { // connection 1 is quick; population blocks until canceled
 			started <- struct{}{}
 			<-ctx.Done()
@@ -483,7 +483,7 @@ func TestCloseFailsWaitersAndStopsPopulation(t *testing.T) {
 		}
 		return &fakeConn{id: id}, nil
 	}
-	p, rec := newTestPool(t, Config{MaxPoolSize: 1, Dial: dial})
+	p, rec := newTestPool(t, Config[*fakeConn]{MaxPoolSize: 1, Dial: dial})
 	p.Ready()
 	held, _ := p.CheckOut(ctx)
 	errc := make(chan error)
@@ -507,7 +507,7 @@ func TestCloseFailsWaitersAndStopsPopulation(t *testing.T) {
 	}
 
 	// Background population blocked in Dial stops when the pool closes.
-	q, qrec := newTestPool(t, Config{MinPoolSize: 2, MaxPoolSize: 3, Dial: dial})
+	q, qrec := newTestPool(t, Config[*fakeConn]{MinPoolSize: 2, MaxPoolSize: 3, Dial: dial})
 	q.Ready()
 	<-started
 	q.Close()
@@ -524,7 +524,7 @@ func TestCloseFailsWaitersAndStopsPopulation(t *testing.T) {
 }
 
 func TestEventsCarryCallerContext(t *testing.T) {
-	p, rec := newTestPool(t, Config{})
+	p, rec := newTestPool(t, Config[*fakeConn]{})
 	p.Ready()
 	ctx := context.WithValue(context.Background(), ctxKey{}, "trace-1")
 	c, err := p.CheckOut(ctx)
@@ -549,7 +549,7 @@ type ctxKey struct{}
 // TestRacingTimeouts checks the pool's counts stay right when waits time out
 // just as connections are handed to them.
 func TestRacingTimeouts(t *testing.T) {
-	p, _ := newTestPool(t, Config{MaxPoolSize: 2, MaxConnecting: 1})
+	p, _ := newTestPool(t, Config[*fakeConn]{MaxPoolSize: 2, MaxConnecting: 1})
 	p.Ready()
 	var wg sync.WaitGroup
 	for g := range 16 {
@@ -579,7 +579,7 @@ func TestRacingTimeouts(t *testing.T) {
 
 func TestSteadyStateAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
-	p, err := New(Config{Address: "db:27017", Dial: fakeDial, MaxPoolSize: 4})
+	p, err := New(Config[*fakeConn]{Address: "db:27017", Dial: fakeDial, MaxPoolSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,19 +32,19 @@ func TestPopulateErrorClearsBeforeReplacing(t *testing.T) {
 			rec := newRecorder()
 			var dials atomic.Int64
 			boom := errors.New("handshake refused")
-			var p *Pool
-			p, err := New(Config{
+			var p *Pool[*fakeConn]
+			p, err := New(Config[*fakeConn]{
 				Address:          "a:1",
 				MinPoolSize:      tc.minPool,
 				MaxPoolSize:      10,
 				MaxConnecting:    1,
 				MaintainInterval: tc.interval,
 				Events:           event.NewDispatcher(rec),
-				Dial: func(context.Context, int64) (Conn, error) {
+				Dial: func(context.Context, int64) (*fakeConn, error) {
 					dials.Add(1)
 					return nil, boom
 				},
-				OnPopulateError: func(err error) {
+				OnPopulateError: func(err error, _ uint64) {
 					// Give a background run every chance to start a
 					// replacement before the clear.
 					time.Sleep(30 * time.Millisecond)
@@ -104,14 +104,14 @@ func TestDialErrorHandledBeforeEvents(t *testing.T) {
 	checkNoLeaks(t)
 	rec := newRecorder()
 	boom := errors.New("authentication cut off")
-	var p *Pool
+	var p *Pool[*fakeConn]
 	var gotGen uint64 = 99
-	p, err := New(Config{
+	p, err := New(Config[*fakeConn]{
 		Address:          "a:1",
 		MaxPoolSize:      10,
 		MaintainInterval: -1,
 		Events:           event.NewDispatcher(rec),
-		Dial:             func(context.Context, int64) (Conn, error) { return nil, boom },
+		Dial:             func(context.Context, int64) (*fakeConn, error) { return nil, boom },
 		OnDialError: func(err error, gen uint64) {
 			gotGen = gen
 			p.ClearWithCause(nil, false, err)

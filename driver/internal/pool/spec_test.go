@@ -85,23 +85,23 @@ type cmapThread struct {
 	err  error
 }
 
-type cmapRunner struct {
+type cmapRunner[C Conn] struct {
 	t       *testing.T
-	pool    *Pool
+	pool    *Pool[C]
 	rec     *recorder
 	mu      sync.Mutex
-	labels  map[string]*Pooled
-	out     []*Pooled // checked out and not yet checked in
+	labels  map[string]*Pooled[C]
+	out     []*Pooled[C] // checked out and not yet checked in
 	threads map[string]*cmapThread
 }
 
 // runCMAPTest runs one file on a pool whose connections come from dial.
-func runCMAPTest(t *testing.T, tc *cmapTest, dial func(context.Context, int64) (Conn, error)) {
+func runCMAPTest[C Conn](t *testing.T, tc *cmapTest, dial func(context.Context, int64) (C, error)) {
 	if tc.Version != 1 {
 		t.Fatalf("test format version %d", tc.Version)
 	}
 	rec := newRecorder()
-	cfg := Config{
+	cfg := Config[C]{
 		Address:     "localhost:27017",
 		MaxPoolSize: 100, // the spec's default; 0 would mean no limit
 		Events:      event.NewDispatcher(rec),
@@ -133,9 +133,9 @@ func runCMAPTest(t *testing.T, tc *cmapTest, dial func(context.Context, int64) (
 		}
 	}
 	cfg.Dial = dial
-	r := &cmapRunner{t: t, rec: rec, labels: map[string]*Pooled{}, threads: map[string]*cmapThread{}}
+	r := &cmapRunner[C]{t: t, rec: rec, labels: map[string]*Pooled[C]{}, threads: map[string]*cmapThread{}}
 	// What SDAM does with a background population error: clear the pool.
-	cfg.OnPopulateError = func(err error) { r.pool.ClearWithCause(nil, false, err) }
+	cfg.OnPopulateError = func(err error, _ uint64) { r.pool.ClearWithCause(nil, false, err) }
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func runCMAPTest(t *testing.T, tc *cmapTest, dial func(context.Context, int64) (
 	}
 }
 
-func (r *cmapRunner) startThread(name string) {
+func (r *cmapRunner[C]) startThread(name string) {
 	th := &cmapThread{ops: make(chan map[string]any, 16), done: make(chan struct{})}
 	r.threads[name] = th
 	go func() {
@@ -209,7 +209,7 @@ func (r *cmapRunner) startThread(name string) {
 
 // stopThread waits for the thread's operations to finish and returns its
 // first error.
-func (r *cmapRunner) stopThread(name string) error {
+func (r *cmapRunner[C]) stopThread(name string) error {
 	th := r.threads[name]
 	if th == nil {
 		return fmt.Errorf("no thread %q", name)
@@ -223,7 +223,7 @@ func (r *cmapRunner) stopThread(name string) error {
 	return th.err
 }
 
-func (r *cmapRunner) run(op map[string]any) error {
+func (r *cmapRunner[C]) run(op map[string]any) error {
 	name, _ := op["name"].(string)
 	str := func(k string) string { s, _ := op[k].(string); return s }
 	num := func(k string) float64 { n, _ := op[k].(float64); return n }
@@ -257,7 +257,7 @@ func (r *cmapRunner) run(op map[string]any) error {
 	case "checkIn":
 		r.mu.Lock()
 		c := r.labels[str("connection")]
-		r.out = slices.DeleteFunc(r.out, func(o *Pooled) bool { return o == c })
+		r.out = slices.DeleteFunc(r.out, func(o *Pooled[C]) bool { return o == c })
 		r.mu.Unlock()
 		return r.pool.CheckIn(context.Background(), c)
 	case "clear":

@@ -25,10 +25,10 @@ func (t *Topology) HandleError(addr string, generation uint64, err error, phase 
 
 // HandleConnError is HandleError for an error on c, whose generation,
 // service id (behind a load balancer) and server maxWireVersion it uses.
-func (t *Topology) HandleConnError(c *pool.Pooled, addr string, err error, phase description.Phase) description.ErrorOutcome {
+func (t *Topology) HandleConnError(c *pool.Pooled[*conn.Conn], addr string, err error, phase description.Phase) description.ErrorOutcome {
 	var maxWire int32
-	if cc, ok := c.Conn().(*conn.Conn); ok && cc.Hello() != nil {
-		maxWire = cc.Hello().MaxWireVersion
+	if h := c.Conn().Hello(); h != nil {
+		maxWire = h.MaxWireVersion
 	}
 	return t.handleFor(addr, c.Generation(), c.ServiceID(), maxWire, err, phase)
 }

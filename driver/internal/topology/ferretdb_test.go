@@ -62,7 +62,7 @@ func TestFerretDBDiscoveryAndPool(t *testing.T) {
 						return err
 					}
 					defer s.Pool().CheckIn(ctx, pc)
-					r, err := pc.Conn().(*conn.Conn).Command(ctx, &conn.Request{DB: "admin", Command: ping})
+					r, err := pc.Conn().Command(ctx, &conn.Request{DB: "admin", Command: ping})
 					if err != nil {
 						pc.MarkErrored(err)
 						return err

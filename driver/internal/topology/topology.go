@@ -54,7 +54,7 @@ type Topology struct {
 type Server struct {
 	topo    *Topology
 	addr    string
-	pool    *pool.Pool
+	pool    *pool.Pool[*conn.Conn]
 	ops     atomic.Int64
 	rtt     description.RTT
 	monitor *monitor // nil in load-balanced mode
@@ -157,7 +157,7 @@ func (t *Topology) Connect() error {
 func (t *Topology) newServer(addr string) (*Server, error) {
 	s := &Server{topo: t, addr: addr}
 	po := t.cfg.Pool
-	p, err := pool.New(pool.Config{
+	p, err := pool.New(pool.Config[*conn.Conn]{
 		Address:          addr,
 		MinPoolSize:      po.MinPoolSize,
 		MaxPoolSize:      po.MaxPoolSize,
@@ -167,7 +167,7 @@ func (t *Topology) newServer(addr string) (*Server, error) {
 		MaintainInterval: po.MaintainInterval,
 		Events:           t.cfg.Events,
 		LoadBalanced:     t.cfg.LoadBalanced,
-		Dial: func(ctx context.Context, id int64) (pool.Conn, error) {
+		Dial: func(ctx context.Context, id int64) (*conn.Conn, error) {
 			cc := t.cfg.ConnConfig(addr)
 			cc.ID = id
 			gen := s.pool.Stats().Generation
@@ -178,10 +178,8 @@ func (t *Topology) newServer(addr string) (*Server, error) {
 			t.handshakeSucceeded(s, gen, c.Hello())
 			return c, nil
 		},
-		OnPopulateError: func(err error) {
-			// Population runs on the pool's own goroutine, so the
-			// generation it dialled under is the current one.
-			t.HandleError(addr, s.pool.Stats().Generation, err, description.PhaseHandshake)
+		OnPopulateError: func(err error, generation uint64) {
+			t.HandleError(addr, generation, err, description.PhaseHandshake)
 		},
 		OnDialError: func(err error, generation uint64) {
 			t.HandleError(addr, generation, err, description.PhaseHandshake)
@@ -461,7 +459,7 @@ func clonePtr[T any](p *T) *T {
 func (s *Server) Address() string { return s.addr }
 
 // Pool returns the server's connection pool.
-func (s *Server) Pool() *pool.Pool { return s.pool }
+func (s *Server) Pool() *pool.Pool[*conn.Conn] { return s.pool }
 
 // EndOperation ends one operation that Select counted on s.
 func (s *Server) EndOperation() { s.ops.Add(-1) }

@@ -414,7 +414,7 @@ func TestApplicationErrors(t *testing.T) {
 			}
 			gen := s.Pool().Stats().Generation
 			mark := len(rec.events())
-			opErr := tt.err(t, srv, pc.Conn().(*conn.Conn))
+			opErr := tt.err(t, srv, pc.Conn())
 			out := topo.HandleConnError(pc, s.Address(), opErr, description.PhaseOperation)
 			if got := s.Pool().Stats().Generation > gen; got != tt.cleared {
 				t.Fatalf("pool cleared = %v, want %v (outcome %+v)", got, tt.cleared, out)
@@ -490,7 +490,7 @@ func leaked() []string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "topology.(*monitor)") || strings.Contains(g, "topology.(*Topology)") || strings.Contains(g, "pool.(*Pool)") {
+		if strings.Contains(g, "topology.(*monitor)") || strings.Contains(g, "topology.(*Topology)") || strings.Contains(g, "pool.(*Pool[...])") {
 			out = append(out, g)
 		}
 	}
@@ -511,7 +511,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			waitFor(t, topo, "the primary", hasPrimary(description.NormalizeAddress(rs.Members()[0].Addr())))
 			time.Sleep(500 * time.Millisecond) // let RTT monitors and population run
 			running := strings.Join(leaked(), "\n")
-			if !strings.Contains(running, "topology.(*monitor).run") || !strings.Contains(running, "pool.(*Pool)") {
+			if !strings.Contains(running, "topology.(*monitor).run") || !strings.Contains(running, "pool.(*Pool[...])") {
 				t.Fatal("no monitor or pool goroutines found while connected: the leak check would prove nothing")
 			}
 			if hasRTT := strings.Contains(running, "topology.(*monitor).runRTT"); hasRTT != (mode == ModeStream) {
