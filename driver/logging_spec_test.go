@@ -799,7 +799,7 @@ func lsWaitForEvent(ctx context.Context, rec *eventtest.Recorder, want map[strin
 	}) {
 		return nil
 	}
-	return fmt.Errorf("saw %d of %d %s events %v", n, count, name, want[name])
+	return fmt.Errorf("saw %d of %d %s events %s", n, count, name, want[name])
 }
 
 // lsLogged is one message a client logged: its slog level and message,
