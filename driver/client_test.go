@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
@@ -194,86 +194,69 @@ func TestDisconnectLeavesNoGoroutines(t *testing.T) {
 	}
 }
 
-// recorder records event names, with the value the caller's context
-// carried, from any monitor family.
-type recorder struct {
-	name string
-	mu   sync.Mutex
-	evs  []string
-}
-
 type ctxKey struct{}
 
-func (r *recorder) add(ctx context.Context, s string) {
-	if v, _ := ctx.Value(ctxKey{}).(string); v != "" {
-		s += "@" + v
+// fanOut describes the records TestMonitorsFanOut compares: the event, its
+// operation or command name, and after "@" the value its context carried.
+// Pool, selection and topology events other than those named are left out.
+func fanOut(recs []eventtest.Record) []string {
+	var out []string
+	for _, r := range recs {
+		var s string
+		switch e := r.Event.(type) {
+		case *event.OperationStarted:
+			s = "OperationStarted:" + e.Name
+		case *event.OperationFinished:
+			s = "OperationFinished:" + e.Name
+		case *event.CommandStarted:
+			s = "CommandStarted:" + e.CommandName
+		case *event.CommandSucceeded:
+			s = "CommandSucceeded:" + e.CommandName
+		case *event.CommandFailed:
+			s = "CommandFailed:" + e.CommandName
+		case *event.ConnectionCheckOutStarted:
+			s = "CheckOutStarted"
+		case *event.ConnectionCheckedOut:
+			s = "CheckedOut"
+		case *event.ConnectionCheckedIn:
+			s = "CheckedIn"
+		case *event.ServerSelectionStarted:
+			s = "SelectionStarted"
+		case *event.ServerSelectionSucceeded:
+			s = "SelectionSucceeded"
+		case *event.ServerSelectionWaiting:
+			s = "SelectionWaiting"
+		case *event.ServerSelectionFailed:
+			s = "SelectionFailed"
+		case *event.TopologyOpening:
+			s = "TopologyOpening"
+		case *event.TopologyClosed:
+			s = "TopologyClosed"
+		default:
+			continue
+		}
+		if v, _ := r.Ctx.Value(ctxKey{}).(string); v != "" {
+			s += "@" + v
+		}
+		out = append(out, s)
 	}
-	r.mu.Lock()
-	r.evs = append(r.evs, s)
-	r.mu.Unlock()
-}
-func (r *recorder) OperationStarted(ctx context.Context, e *event.OperationStarted) context.Context {
-	r.add(ctx, "OperationStarted:"+e.Name)
-	if r.name == "first" {
-		// The first monitor's context reaches every later event.
-		return context.WithValue(ctx, ctxKey{}, "op")
-	}
-	return ctx
-}
-func (r *recorder) OperationFinished(ctx context.Context, e *event.OperationFinished) {
-	r.add(ctx, "OperationFinished:"+e.Name)
-}
-func (r *recorder) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
-	r.add(ctx, "CommandStarted:"+e.CommandName)
-	return ctx
-}
-func (r *recorder) CommandSucceeded(ctx context.Context, e *event.CommandSucceeded) {
-	r.add(ctx, "CommandSucceeded:"+e.CommandName)
-}
-func (r *recorder) CommandFailed(ctx context.Context, e *event.CommandFailed) {
-	r.add(ctx, "CommandFailed:"+e.CommandName)
-}
-func (r *recorder) PoolEvent(ctx context.Context, e event.PoolEvent) {
-	switch e.(type) {
-	case *event.ConnectionCheckOutStarted:
-		r.add(ctx, "CheckOutStarted")
-	case *event.ConnectionCheckedOut:
-		r.add(ctx, "CheckedOut")
-	case *event.ConnectionCheckedIn:
-		r.add(ctx, "CheckedIn")
-	}
-}
-func (r *recorder) SelectionEvent(ctx context.Context, e event.SelectionEvent) {
-	switch e.(type) {
-	case *event.ServerSelectionStarted:
-		r.add(ctx, "SelectionStarted")
-	case *event.ServerSelectionSucceeded:
-		r.add(ctx, "SelectionSucceeded")
-	case *event.ServerSelectionWaiting:
-		r.add(ctx, "SelectionWaiting")
-	case *event.ServerSelectionFailed:
-		r.add(ctx, "SelectionFailed")
-	}
-}
-func (r *recorder) TopologyEvent(ctx context.Context, e event.TopologyEvent) {
-	switch e.(type) {
-	case *event.TopologyOpening:
-		r.add(ctx, "TopologyOpening")
-	case *event.TopologyClosed:
-		r.add(ctx, "TopologyClosed")
-	}
-}
-func (r *recorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e := r.evs
-	r.evs = nil
-	return e
+	return out
 }
 
 func TestMonitorsFanOut(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
-	first, second := &recorder{name: "first"}, &recorder{name: "second"}
+	// The first monitor's context reaches every later event.
+	first := &eventtest.Recorder{Start: func(ctx context.Context, e any) context.Context {
+		if _, ok := e.(*event.OperationStarted); ok {
+			return context.WithValue(ctx, ctxKey{}, "op")
+		}
+		return ctx
+	}}
+	second := &eventtest.Recorder{}
+	monitors := []struct {
+		name string
+		rec  *eventtest.Recorder
+	}{{"first", first}, {"second", second}}
 	o := &ClientOptions{Monitors: []any{first, second}}
 	if err := o.ApplyURI(s.URI()); err != nil {
 		t.Fatal(err)
@@ -286,8 +269,8 @@ func TestMonitorsFanOut(t *testing.T) {
 	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
-	first.take()
-	second.take()
+	first.Reset()
+	second.Reset()
 	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -295,16 +278,17 @@ func TestMonitorsFanOut(t *testing.T) {
 	// hook sees, the second monitor's OperationStarted included.
 	want := []string{"OperationStarted:ping", "SelectionStarted@op", "SelectionSucceeded@op", "CheckOutStarted@op", "CheckedOut@op",
 		"CommandStarted:ping@op", "CommandSucceeded:ping@op", "CheckedIn@op", "OperationFinished:ping@op"}
-	for _, r := range []*recorder{first, second} {
-		if got := r.take(); strings.Join(got, " ") != strings.Join(want, " ") {
-			t.Errorf("%s monitor got\n%v\nwant\n%v", r.name, got, want)
+	for _, m := range monitors {
+		if got := fanOut(m.rec.Records()); strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s monitor got\n%v\nwant\n%v", m.name, got, want)
 		}
 		want[0] += "@op"
+		m.rec.Reset()
 	}
 	c.Disconnect(context.Background())
-	for _, r := range []*recorder{first, second} {
-		if got := r.take(); len(got) == 0 || got[len(got)-1] != "TopologyClosed" {
-			t.Errorf("%s monitor: Disconnect ended with %v", r.name, got)
+	for _, m := range monitors {
+		if got := fanOut(m.rec.Records()); len(got) == 0 || got[len(got)-1] != "TopologyClosed" {
+			t.Errorf("%s monitor: Disconnect ended with %v", m.name, got)
 		}
 	}
 
@@ -321,7 +305,7 @@ func TestMonitorsFanOut(t *testing.T) {
 // requires for a 4.2+ server (maxWireVersion 8 and up).
 func TestErrorsClearThePool(t *testing.T) {
 	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{ElectionDelay: -1})
-	rec := &poolRecorder{}
+	rec := &eventtest.Recorder{}
 	o := &ClientOptions{Monitors: []any{rec}}
 	c := connect(t, rs.URI()+"&heartbeatFrequencyMS=500", o)
 	ctx := ctxTimeout(t, 30*time.Second)
@@ -350,7 +334,7 @@ func TestErrorsClearThePool(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := poolOf(c, primary.Addr()).Generation
-			rec.take()
+			rec.Reset()
 			data := append(bson.D{{Key: "failCommands", Value: bson.A{"insert"}}}, tc.data...)
 			if err := primary.SetFailPoint(bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: bson.D{{Key: "times", Value: 1}}}, {Key: "data", Value: data}}); err != nil {
 				t.Fatal(err)
@@ -367,7 +351,7 @@ func TestErrorsClearThePool(t *testing.T) {
 				t.Errorf("IsTimeout(%v) = %v", err, !tc.timeout)
 			}
 			after := poolOf(c, primary.Addr()).Generation
-			cleared := rec.take()
+			cleared := clearedAddrs(rec)
 			if got := after > before; got != tc.cleared {
 				t.Errorf("generation %d -> %d: cleared = %v, want %v (error %v)", before, after, got, tc.cleared, err)
 			}
@@ -378,24 +362,13 @@ func TestErrorsClearThePool(t *testing.T) {
 	}
 }
 
-type poolRecorder struct {
-	mu      sync.Mutex
-	cleared []string
-}
-
-func (r *poolRecorder) PoolEvent(_ context.Context, e event.PoolEvent) {
-	if pc, ok := e.(*event.PoolCleared); ok {
-		r.mu.Lock()
-		r.cleared = append(r.cleared, pc.Address)
-		r.mu.Unlock()
+// clearedAddrs lists the addresses of the PoolCleared events rec recorded.
+func clearedAddrs(rec *eventtest.Recorder) []string {
+	var out []string
+	for _, e := range eventtest.Of[*event.PoolCleared](rec) {
+		out = append(out, e.Address)
 	}
-}
-func (r *poolRecorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	c := r.cleared
-	r.cleared = nil
-	return c
+	return out
 }
 
 func poolOf(c *Client, addr string) PoolStats {
@@ -532,7 +505,7 @@ func TestAuthFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	const wrong = "wrong-Password-2"
-	rec := &poolRecorder{}
+	rec := &eventtest.Recorder{}
 	c := connect(t, strings.Replace(s.URI(), "mongodb://", "mongodb://ada:"+wrong+"@", 1)+"?serverSelectionTimeoutMS=2000", &ClientOptions{Monitors: []any{rec}})
 	err := c.Ping(ctxTimeout(t, 10*time.Second))
 	var he *HandshakeError
@@ -546,7 +519,7 @@ func TestAuthFailure(t *testing.T) {
 	if snap.Servers[0].Kind != "Unknown" || snap.Servers[0].Error == nil {
 		t.Errorf("after an auth failure the server is %+v", snap.Servers[0])
 	}
-	if len(rec.take()) == 0 {
+	if eventtest.Count[*event.PoolCleared](rec) == 0 {
 		t.Error("an auth failure did not clear the pool")
 	}
 }

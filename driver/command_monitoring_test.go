@@ -12,6 +12,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
@@ -20,72 +21,20 @@ import (
 // its own test files do not check, through driver.Connect and the public
 // event and logging API.
 
-// cmdRecorder keeps copies of the command events and the driver connection
-// ids of the CMAP checkouts.
-type cmdRecorder struct {
-	mu        sync.Mutex
-	started   []event.CommandStarted
-	succeeded []event.CommandSucceeded
-	failed    []event.CommandFailed
-	checkouts []int64
-}
-
-func (r *cmdRecorder) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
-	c := *e
-	c.Command = append(bson.Raw(nil), e.Command...)
-	r.mu.Lock()
-	r.started = append(r.started, c)
-	r.mu.Unlock()
-	return ctx
-}
-
-func (r *cmdRecorder) CommandSucceeded(_ context.Context, e *event.CommandSucceeded) {
-	c := *e
-	c.Reply = append(bson.Raw(nil), e.Reply...)
-	r.mu.Lock()
-	r.succeeded = append(r.succeeded, c)
-	r.mu.Unlock()
-}
-
-func (r *cmdRecorder) CommandFailed(_ context.Context, e *event.CommandFailed) {
-	c := *e
-	if e.Reply != nil {
-		c.Reply = append(bson.Raw(nil), e.Reply...)
-	}
-	r.mu.Lock()
-	r.failed = append(r.failed, c)
-	r.mu.Unlock()
-}
-
-func (r *cmdRecorder) PoolEvent(_ context.Context, e event.PoolEvent) {
-	if co, ok := e.(*event.ConnectionCheckedOut); ok {
-		r.mu.Lock()
-		r.checkouts = append(r.checkouts, co.ConnectionID)
-		r.mu.Unlock()
-	}
-}
-
-func (r *cmdRecorder) reset() {
-	r.mu.Lock()
-	r.started, r.succeeded, r.failed, r.checkouts = nil, nil, nil, nil
-	r.mu.Unlock()
-}
-
-// last returns the last started event and its outcome (one of the two
-// pointers is nil), or fails the test.
-func (r *cmdRecorder) last(t *testing.T) (event.CommandStarted, *event.CommandSucceeded, *event.CommandFailed) {
+// lastCommand returns the last started event rec recorded and its outcome
+// (one of the two pointers is nil), or fails the test.
+func lastCommand(t *testing.T, rec *eventtest.Recorder) (event.CommandStarted, *event.CommandSucceeded, *event.CommandFailed) {
 	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.started) == 0 {
+	started := eventtest.Of[*event.CommandStarted](rec)
+	if len(started) == 0 {
 		t.Fatal("no CommandStarted event")
 	}
-	st := r.started[len(r.started)-1]
-	if n := len(r.succeeded); n > 0 && r.succeeded[n-1].RequestID == st.RequestID {
-		return st, &r.succeeded[n-1], nil
+	st := *started[len(started)-1]
+	if ok := eventtest.Of[*event.CommandSucceeded](rec); len(ok) > 0 && ok[len(ok)-1].RequestID == st.RequestID {
+		return st, ok[len(ok)-1], nil
 	}
-	if n := len(r.failed); n > 0 && r.failed[n-1].RequestID == st.RequestID {
-		return st, nil, &r.failed[n-1]
+	if failed := eventtest.Of[*event.CommandFailed](rec); len(failed) > 0 && failed[len(failed)-1].RequestID == st.RequestID {
+		return st, nil, failed[len(failed)-1]
 	}
 	t.Fatalf("no succeeded or failed event with request id %d", st.RequestID)
 	return st, nil, nil
@@ -125,9 +74,9 @@ func (h *logCapture) reset() { h.mu.Lock(); h.recs = nil; h.mu.Unlock() }
 
 // monitoredClient connects to s with a command recorder and a command
 // logger at debug level.
-func monitoredClient(t *testing.T, uri string) (*Client, *cmdRecorder, *logCapture) {
+func monitoredClient(t *testing.T, uri string) (*Client, *eventtest.Recorder, *logCapture) {
 	t.Helper()
-	rec, logs := &cmdRecorder{}, &logCapture{}
+	rec, logs := &eventtest.Recorder{}, &logCapture{}
 	sink, err := logging.New(logging.Options{Handler: logs, Getenv: func(string) string { return "" },
 		Levels: map[logging.Component]logging.Level{logging.ComponentCommand: logging.LevelDebug}})
 	if err != nil {
@@ -177,10 +126,10 @@ func TestCommandEventsRedacted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec.reset()
+			rec.Reset()
 			logs.reset()
 			_, runErr := c.RunCommand(ctx, "admin", tt.cmd)
-			st, ok, failed := rec.last(t)
+			st, ok, failed := lastCommand(t, rec)
 			if st.Redacted != tt.redacted {
 				t.Errorf("CommandStarted.Redacted = %v, want %v", st.Redacted, tt.redacted)
 			}
@@ -253,11 +202,11 @@ func TestCommandEventFields(t *testing.T) {
 
 	t.Run("commandName is the name as sent", func(t *testing.T) {
 		for _, name := range []string{"hello", "isMaster", "ismaster"} {
-			rec.reset()
+			rec.Reset()
 			if _, err := c.RunCommand(ctx, "admin", bson.D{{Key: name, Value: 1}}); err != nil {
 				t.Fatal(err)
 			}
-			st, ok, _ := rec.last(t)
+			st, ok, _ := lastCommand(t, rec)
 			if st.CommandName != name || ok == nil || ok.CommandName != name {
 				t.Errorf("%s: started %q succeeded %+v", name, st.CommandName, ok)
 			}
@@ -266,10 +215,10 @@ func TestCommandEventFields(t *testing.T) {
 
 	t.Run("ids and databaseName match across started, succeeded and failed", func(t *testing.T) {
 		for _, cmd := range []bson.D{{{Key: "ping", Value: 1}}, {{Key: "noSuchCommand", Value: 1}}} {
-			rec.reset()
+			rec.Reset()
 			logs.reset()
 			reply, err := c.RunCommand(ctx, "appdb", cmd)
-			st, ok, failed := rec.last(t)
+			st, ok, failed := lastCommand(t, rec)
 			var f event.CommandFields
 			switch {
 			case ok != nil && err == nil:
@@ -285,9 +234,10 @@ func TestCommandEventFields(t *testing.T) {
 			if st.DatabaseName != "appdb" || f.DatabaseName != "appdb" {
 				t.Errorf("databaseName: started %q, outcome %q", st.DatabaseName, f.DatabaseName)
 			}
-			rec.mu.Lock()
-			checkouts := append([]int64(nil), rec.checkouts...)
-			rec.mu.Unlock()
+			var checkouts []int64
+			for _, e := range eventtest.Of[*event.ConnectionCheckedOut](rec) {
+				checkouts = append(checkouts, e.ConnectionID)
+			}
 			if len(checkouts) == 0 || st.ConnectionID != checkouts[len(checkouts)-1] || f.ConnectionID != st.ConnectionID {
 				t.Errorf("driver connection id: started %d, outcome %d, CMAP checkouts %v", st.ConnectionID, f.ConnectionID, checkouts)
 			}
@@ -318,12 +268,12 @@ func TestCommandEventFields(t *testing.T) {
 		}
 		// The server connection id is the server's own: hello on the same
 		// (only) connection reports it.
-		rec.reset()
+		rec.Reset()
 		reply, err := c.RunCommand(ctx, "admin", bson.D{{Key: "hello", Value: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, _, _ := rec.last(t)
+		st, _, _ := lastCommand(t, rec)
 		if id, _ := reply.Lookup("connectionId").AsInt64OK(); st.ServerConnectionID == nil || *st.ServerConnectionID != id {
 			t.Errorf("serverConnectionId %v, hello says %d", st.ServerConnectionID, id)
 		}
@@ -334,10 +284,10 @@ func TestCommandEventFields(t *testing.T) {
 		s.AddLatency(lat)
 		defer s.AddLatency(0)
 		for _, cmd := range []bson.D{{{Key: "ping", Value: 1}}, {{Key: "noSuchCommand", Value: 1}}} {
-			rec.reset()
+			rec.Reset()
 			logs.reset()
 			_, _ = c.RunCommand(ctx, "admin", cmd)
-			_, ok, failed := rec.last(t)
+			_, ok, failed := lastCommand(t, rec)
 			d := time.Duration(0)
 			if ok != nil {
 				d = ok.Duration
@@ -367,7 +317,7 @@ func TestCommandEventsWriteErrors(t *testing.T) {
 	if _, err := c.RunCommand(ctx, "app", ins); err != nil {
 		t.Fatal(err)
 	}
-	rec.reset()
+	rec.Reset()
 	reply, err := c.RunCommand(ctx, "app", ins) // duplicate key
 	if err != nil {
 		t.Fatalf("duplicate insert: %v", err)
@@ -375,7 +325,7 @@ func TestCommandEventsWriteErrors(t *testing.T) {
 	if _, werr := reply.LookupErr("writeErrors"); werr != nil {
 		t.Fatalf("no writeErrors in %v", reply)
 	}
-	st, ok, failed := rec.last(t)
+	st, ok, failed := lastCommand(t, rec)
 	if ok == nil || failed != nil {
 		t.Fatalf("a reply with writeErrors gave CommandFailed %+v", failed)
 	}
@@ -402,13 +352,13 @@ func TestCommandEventsNetworkError(t *testing.T) {
 		{Key: "data", Value: bson.D{{Key: "failCommands", Value: bson.A{"ping"}}, {Key: "closeConnection", Value: true}}}}); err != nil {
 		t.Fatal(err)
 	}
-	rec.reset()
+	rec.Reset()
 	logs.reset()
 	_, err := c.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}})
 	if err == nil {
 		t.Fatal("ping on a closed connection succeeded")
 	}
-	_, ok, failed := rec.last(t)
+	_, ok, failed := lastCommand(t, rec)
 	if ok != nil || failed == nil || failed.Failure == nil || failed.Reply != nil {
 		t.Fatalf("network error events: succeeded %+v failed %+v", ok, failed)
 	}
@@ -441,12 +391,10 @@ func TestNoCommandEventsForHandshake(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(600 * time.Millisecond) // let a heartbeat or two pass
-	rec.mu.Lock()
 	var names []string
-	for _, e := range rec.started {
+	for _, e := range eventtest.Of[*event.CommandStarted](rec) {
 		names = append(names, e.CommandName)
 	}
-	rec.mu.Unlock()
 	if len(names) != 1 || names[0] != "ping" {
 		t.Errorf("command events %v, want only ping", names)
 	}
@@ -475,18 +423,17 @@ func TestCommandEventsServiceID(t *testing.T) {
 		t.Fatalf("hello reply without serviceId: %v", reply)
 	}
 	_, _ = c.RunCommand(ctx, "admin", bson.D{{Key: "noSuchCommand", Value: 1}})
-	rec.mu.Lock()
 	var fields []event.CommandFields
-	for _, e := range rec.started {
-		fields = append(fields, e.CommandFields)
+	for _, e := range rec.Events() {
+		switch e := e.(type) {
+		case *event.CommandStarted:
+			fields = append(fields, e.CommandFields)
+		case *event.CommandSucceeded:
+			fields = append(fields, e.CommandFields)
+		case *event.CommandFailed:
+			fields = append(fields, e.CommandFields)
+		}
 	}
-	for _, e := range rec.succeeded {
-		fields = append(fields, e.CommandFields)
-	}
-	for _, e := range rec.failed {
-		fields = append(fields, e.CommandFields)
-	}
-	rec.mu.Unlock()
 	if len(fields) != 4 {
 		t.Fatalf("%d events, want 4", len(fields))
 	}

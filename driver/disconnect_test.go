@@ -12,6 +12,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
@@ -51,21 +52,6 @@ func (h *closedHandler) lateMessages() []string {
 	return append([]string(nil), h.late...)
 }
 
-// started signals each CommandStarted of the named command.
-type started struct {
-	name string
-	ch   chan struct{}
-}
-
-func (s *started) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
-	if e.CommandName == s.name {
-		s.ch <- struct{}{}
-	}
-	return ctx
-}
-func (s *started) CommandSucceeded(context.Context, *event.CommandSucceeded) {}
-func (s *started) CommandFailed(context.Context, *event.CommandFailed)       {}
-
 // TestDisconnectWithOperationInFlight covers both ways Disconnect ends
 // with a find running, held by a fail point: the find finishes within
 // Disconnect's context, or the context ends first and the find is
@@ -85,9 +71,9 @@ func TestDisconnectWithOperationInFlight(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &closedHandler{}
-			st := &started{name: "find", ch: make(chan struct{}, 1)}
+			rec := &eventtest.Recorder{}
 			o := &ClientOptions{
-				Monitors: []any{st},
+				Monitors: []any{rec},
 				Logging:  &logging.Options{Handler: h, Levels: map[logging.Component]logging.Level{logging.ComponentCommand: logging.LevelDebug, logging.ComponentTopology: logging.LevelDebug}},
 			}
 			if err := o.ApplyURI(s.URI()); err != nil {
@@ -112,9 +98,7 @@ func TestDisconnectWithOperationInFlight(t *testing.T) {
 				_, err := c.RunCommand(context.Background(), "app", bson.D{{Key: "find", Value: "t"}})
 				done <- result{err, time.Since(start)}
 			}()
-			select {
-			case <-st.ch:
-			case <-time.After(10 * time.Second):
+			if _, ok := eventtest.WaitFor(rec, 10*time.Second, func(e *event.CommandStarted) bool { return e.CommandName == "find" }); !ok {
 				t.Fatal("the find never started")
 			}
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 	"github.com/mongoscope/mongoscope/mongotest"
@@ -400,8 +401,8 @@ func lsStart(t *testing.T, topology string, auth bool) *lsDeployment {
 type lsClient struct {
 	c      *Client
 	logs   *lsHandler
-	events *lsEvents
-	cmds   *msCommands // the command events, for expectEvents
+	events *eventtest.Recorder // every event, for waitForEvent
+	cmds   *eventtest.Recorder // the observed command events, for expectEvents
 	closed bool
 }
 
@@ -566,8 +567,8 @@ func (r *lsRunner) createClient(e lsEntity) error {
 		levels[logging.Component(comp)] = l
 	}
 	h := &lsHandler{rec: &lsRecords{}}
-	ev := &lsEvents{}
-	cmds := &msCommands{observe: ce.ObserveEvents, sensitive: ce.ObserveSensitiveCommands}
+	ev := &eventtest.Recorder{}
+	cmds := msCommands(ce.ObserveEvents, ce.ObserveSensitiveCommands)
 	o := &ClientOptions{
 		// The command logging tests' README asks for a large max document
 		// length (10,000) when running the logging tests, so replies come
@@ -616,7 +617,7 @@ func (r *lsRunner) operation(op lsOperation) (skip string, err error) {
 		if !ok {
 			return "", fmt.Errorf("no client %q", a.Client)
 		}
-		return "", c.events.wait(ctx, a.Event, a.Count)
+		return "", lsWaitForEvent(ctx, c.events, a.Event, a.Count)
 	case "failPoint":
 		var a struct {
 			FailPoint json.RawMessage `json:"failPoint"`
@@ -731,52 +732,40 @@ func lsExpectError(op lsOperation, err error) error {
 	return nil
 }
 
-// lsEvents records the SDAM and CMAP events waitForEvent counts.
-type lsEvents struct {
-	mu  sync.Mutex
-	evs []lsEvent
-}
-
+// lsEvent is an SDAM or CMAP event as waitForEvent counts it.
 type lsEvent struct {
 	name    string // the unified format's event name
 	newKind string // serverDescriptionChangedEvent's new server type
 }
 
-func (r *lsEvents) add(e lsEvent) {
-	r.mu.Lock()
-	r.evs = append(r.evs, e)
-	r.mu.Unlock()
-}
-
-func (r *lsEvents) TopologyEvent(_ context.Context, e event.TopologyEvent) {
+// lsEventOf names a recorded event in the unified format's terms; false
+// for the events waitForEvent does not count.
+func lsEventOf(e any) (lsEvent, bool) {
 	switch e := e.(type) {
 	case *event.ServerDescriptionChanged:
-		r.add(lsEvent{name: "serverDescriptionChangedEvent", newKind: e.New.Kind})
+		return lsEvent{name: "serverDescriptionChangedEvent", newKind: e.New.Kind}, true
 	case *event.TopologyDescriptionChanged:
-		r.add(lsEvent{name: "topologyDescriptionChangedEvent"})
+		return lsEvent{name: "topologyDescriptionChangedEvent"}, true
 	case *event.ServerHeartbeatStarted:
-		r.add(lsEvent{name: "serverHeartbeatStartedEvent"})
+		return lsEvent{name: "serverHeartbeatStartedEvent"}, true
 	case *event.ServerHeartbeatSucceeded:
-		r.add(lsEvent{name: "serverHeartbeatSucceededEvent"})
+		return lsEvent{name: "serverHeartbeatSucceededEvent"}, true
 	case *event.ServerHeartbeatFailed:
-		r.add(lsEvent{name: "serverHeartbeatFailedEvent"})
-	}
-}
-
-func (r *lsEvents) PoolEvent(_ context.Context, e event.PoolEvent) {
-	switch e.(type) {
+		return lsEvent{name: "serverHeartbeatFailedEvent"}, true
 	case *event.PoolReady:
-		r.add(lsEvent{name: "poolReadyEvent"})
+		return lsEvent{name: "poolReadyEvent"}, true
 	case *event.PoolCleared:
-		r.add(lsEvent{name: "poolClearedEvent"})
+		return lsEvent{name: "poolClearedEvent"}, true
 	case *event.ConnectionReady:
-		r.add(lsEvent{name: "connectionReadyEvent"})
+		return lsEvent{name: "connectionReadyEvent"}, true
 	}
+	return lsEvent{}, false
 }
 
-// wait polls until count events match the expected event, or fails after
-// ctx ends (10 s, the unified format's limit).
-func (r *lsEvents) wait(ctx context.Context, want map[string]json.RawMessage, count int) error {
+// lsWaitForEvent waits until rec holds count events that match the
+// expected event, or fails when ctx's deadline (10 s, the unified format's
+// limit) passes.
+func lsWaitForEvent(ctx context.Context, rec *eventtest.Recorder, want map[string]json.RawMessage, count int) error {
 	if len(want) != 1 {
 		return fmt.Errorf("waitForEvent wants one event, got %d", len(want))
 	}
@@ -794,24 +783,23 @@ func (r *lsEvents) wait(ctx context.Context, want map[string]json.RawMessage, co
 			return fmt.Errorf("event %s: unsupported filter %s: %v", k, v, err)
 		}
 	}
-	for {
-		n := 0
-		r.mu.Lock()
-		for _, e := range r.evs {
-			if e.name == name && (filter.NewDescription == nil || filter.NewDescription.Type == e.newKind) {
+	timeout := 10 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	n := 0
+	if rec.Wait(timeout, func(evs []any) bool {
+		n = 0
+		for _, e := range evs {
+			if le, ok := lsEventOf(e); ok && le.name == name && (filter.NewDescription == nil || filter.NewDescription.Type == le.newKind) {
 				n++
 			}
 		}
-		r.mu.Unlock()
-		if n >= count {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("saw %d of %d %s events %v", n, count, name, want[name])
-		case <-time.After(5 * time.Millisecond):
-		}
+		return n >= count
+	}) {
+		return nil
 	}
+	return fmt.Errorf("saw %d of %d %s events %s", n, count, name, want[name])
 }
 
 // lsLogged is one message a client logged: its slog level and message,

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 )
 
@@ -113,7 +113,7 @@ func msRun(t *testing.T, lf lsFile, lt lsTest, tc msTest, topology string) {
 		if !ok {
 			t.Fatalf("expectEvents names client %q, which observes no events", exp.Client)
 		}
-		got := c.cmds.take()
+		got := msEvents(c.cmds.Take())
 		for i, want := range exp.Events {
 			if i >= len(got) {
 				t.Errorf("client %s: event %d missing; got %d events:\n%s", exp.Client, i, len(got), msDump(got))
@@ -146,35 +146,62 @@ func msDump(evs []msEvent) string {
 	return b.String()
 }
 
-// msCommands records a client's command events, as the unified format's
-// observeEvents and observeSensitiveCommands ask.
-type msCommands struct {
-	observe   []string
-	sensitive bool
-	mu        sync.Mutex
-	evs       []msEvent
+// msCommands returns the recorder of a client's command events: it keeps
+// those the unified format's observeEvents and observeSensitiveCommands
+// ask for.
+func msCommands(observe []string, sensitive bool) *eventtest.Recorder {
+	return &eventtest.Recorder{Keep: func(e any) bool {
+		kind, f := msKind(e)
+		return kind != "" && slices.Contains(observe, kind) && (!f.Redacted || sensitive)
+	}}
 }
 
-func (m *msCommands) add(kind string, f *event.CommandFields, docKey string, doc bson.Raw) {
-	if !slices.Contains(m.observe, kind) || (f.Redacted && !m.sensitive) {
-		return
+// msKind is a command event's name in the unified format, and its fields;
+// "" for other events.
+func msKind(e any) (string, *event.CommandFields) {
+	switch e := e.(type) {
+	case *event.CommandStarted:
+		return "commandStartedEvent", &e.CommandFields
+	case *event.CommandSucceeded:
+		return "commandSucceededEvent", &e.CommandFields
+	case *event.CommandFailed:
+		return "commandFailedEvent", &e.CommandFields
 	}
-	fields := map[string]any{
-		"commandName":           f.CommandName,
-		"databaseName":          f.DatabaseName,
-		"hasServiceId":          f.ServiceID != nil,
-		"hasServerConnectionId": f.ServerConnectionID != nil,
-	}
-	if docKey != "" {
-		v, err := msDecodeDoc(doc)
-		if err != nil {
-			v = "undecodable: " + err.Error()
+	return "", nil
+}
+
+// msEvents puts recorded command events in the unified format's terms.
+func msEvents(evs []any) []msEvent {
+	var out []msEvent
+	for _, e := range evs {
+		kind, f := msKind(e)
+		if kind == "" {
+			continue
 		}
-		fields[docKey] = v
+		fields := map[string]any{
+			"commandName":           f.CommandName,
+			"databaseName":          f.DatabaseName,
+			"hasServiceId":          f.ServiceID != nil,
+			"hasServerConnectionId": f.ServerConnectionID != nil,
+		}
+		var docKey string
+		var doc bson.Raw
+		switch e := e.(type) {
+		case *event.CommandStarted:
+			docKey, doc = "command", e.Command
+		case *event.CommandSucceeded:
+			docKey, doc = "reply", e.Reply
+		}
+		if docKey != "" {
+			v, err := msDecodeDoc(doc)
+			if err != nil {
+				v = "undecodable: " + err.Error()
+			}
+			fields[docKey] = v
+		}
+		out = append(out, msEvent{kind: kind, fields: fields})
 	}
-	m.mu.Lock()
-	m.evs = append(m.evs, msEvent{kind: kind, fields: fields})
-	m.mu.Unlock()
+	return out
 }
 
 func msDecodeDoc(doc bson.Raw) (any, error) {
@@ -186,27 +213,6 @@ func msDecodeDoc(doc bson.Raw) (any, error) {
 		return nil, err
 	}
 	return lsDecode(b)
-}
-
-func (m *msCommands) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
-	m.add("commandStartedEvent", &e.CommandFields, "command", e.Command)
-	return ctx
-}
-
-func (m *msCommands) CommandSucceeded(_ context.Context, e *event.CommandSucceeded) {
-	m.add("commandSucceededEvent", &e.CommandFields, "reply", e.Reply)
-}
-
-func (m *msCommands) CommandFailed(_ context.Context, e *event.CommandFailed) {
-	m.add("commandFailedEvent", &e.CommandFields, "", nil)
-}
-
-func (m *msCommands) take() []msEvent {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	evs := m.evs
-	m.evs = nil
-	return evs
 }
 
 // msMatch compares one expected event with a published one: the kind, then

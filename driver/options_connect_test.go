@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
@@ -237,7 +237,7 @@ func TestURIWarningsReachEnvLog(t *testing.T) {
 func TestCodeOnlyConnectionOptions(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
 	dialer := &countingDialer{}
-	started := &startedRecorder{}
+	started := &eventtest.Recorder{}
 	o := &ClientOptions{
 		DriverInfo: &DriverInfo{Name: "myodm", Version: "1.2.3", Platform: "fancyos"},
 		ServerAPI:  &ServerAPI{Version: ServerAPIVersion1, Strict: Ptr(true)},
@@ -290,7 +290,13 @@ func TestCodeOnlyConnectionOptions(t *testing.T) {
 			t.Errorf("%s without apiStrict: %v", cmd.Name, cmd.Body)
 		}
 	}
-	if ping := started.find("ping"); ping == nil {
+	var ping bson.Raw
+	for _, e := range eventtest.Of[*event.CommandStarted](started) {
+		if e.CommandName == "ping" {
+			ping = e.Command
+		}
+	}
+	if ping == nil {
 		t.Error("no CommandStarted for ping")
 	} else if v, _ := ping.Lookup("apiVersion").StringValueOK(); v != "1" {
 		t.Errorf("CommandStarted ping %v, want apiVersion", ping)
@@ -343,29 +349,4 @@ type countingDialer struct {
 func (c *countingDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	c.n.Add(1)
 	return c.d.DialContext(ctx, network, addr)
-}
-
-// startedRecorder keeps the commands of CommandStarted events.
-type startedRecorder struct {
-	mu   sync.Mutex
-	cmds map[string]bson.Raw
-}
-
-func (r *startedRecorder) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cmds == nil {
-		r.cmds = map[string]bson.Raw{}
-	}
-	r.cmds[e.CommandName] = append(bson.Raw(nil), e.Command...)
-	return ctx
-}
-
-func (r *startedRecorder) CommandSucceeded(context.Context, *event.CommandSucceeded) {}
-func (r *startedRecorder) CommandFailed(context.Context, *event.CommandFailed)       {}
-
-func (r *startedRecorder) find(name string) bson.Raw {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cmds[name]
 }

@@ -13,6 +13,9 @@ import (
 type ctxKey string
 
 // recorder implements every monitor interface and records what it saw.
+// It is not eventtest.Recorder on purpose: it tests the dispatcher itself,
+// so several named recorders share one log to show the fan-out order
+// across monitors, and each reads back the context its own hook returned.
 type recorder struct {
 	name string
 	log  *[]string

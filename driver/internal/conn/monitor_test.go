@@ -7,46 +7,15 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/internal/wire"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
-
-// recorder keeps the command events it receives.
-type recorder struct {
-	mu  sync.Mutex
-	evs []any
-}
-
-func (r *recorder) add(e any) { r.mu.Lock(); r.evs = append(r.evs, e); r.mu.Unlock() }
-func (r *recorder) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
-	c := *e
-	c.Command = append(bson.Raw(nil), e.Command...)
-	r.add(&c)
-	return ctx
-}
-func (r *recorder) CommandSucceeded(_ context.Context, e *event.CommandSucceeded) {
-	c := *e
-	c.Reply = append(bson.Raw(nil), e.Reply...)
-	r.add(&c)
-}
-func (r *recorder) CommandFailed(_ context.Context, e *event.CommandFailed) {
-	c := *e
-	c.Reply = append(bson.Raw(nil), e.Reply...)
-	r.add(&c)
-}
-func (r *recorder) take() []any {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	evs := r.evs
-	r.evs = nil
-	return evs
-}
 
 func TestMonitoredCommand(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
@@ -55,7 +24,7 @@ func TestMonitoredCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	rec := &recorder{}
+	rec := &eventtest.Recorder{}
 	d := event.NewDispatcher(rec)
 	ctx := context.Background()
 
@@ -68,7 +37,7 @@ func TestMonitoredCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Release()
-	evs := rec.take()
+	evs := rec.Take()
 	if len(evs) != 2 {
 		t.Fatalf("got %d events, want 2", len(evs))
 	}
@@ -99,7 +68,7 @@ func TestMonitoredCommand(t *testing.T) {
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want a CommandError", err)
 	}
-	evs = rec.take()
+	evs = rec.Take()
 	f, isF := evs[len(evs)-1].(*event.CommandFailed)
 	if len(evs) != 2 || !isF || f.Failure != err || len(f.Reply) <= 5 {
 		t.Fatalf("failed events %+v", evs)
@@ -109,7 +78,7 @@ func TestMonitoredCommand(t *testing.T) {
 	// when it fails and the reply names the user.
 	secret := "pw-Do-Not-Publish-7"
 	_, err = c.MonitoredCommand(ctx, &Request{DB: "admin", Command: doc(t, bson.D{{Key: "createUser", Value: "eve"}, {Key: "pwd", Value: secret}, {Key: "roles", Value: bson.A{}}})}, d, 44)
-	for _, e := range rec.take() {
+	for _, e := range rec.Take() {
 		switch e := e.(type) {
 		case *event.CommandStarted:
 			if len(e.Command) != 5 {
@@ -135,7 +104,7 @@ func TestMonitoredCommand(t *testing.T) {
 		Sequences: []wire.Sequence{{Identifier: "documents", Docs: []bson.Raw{doc(t, bson.D{{Key: "_id", Value: int32(3)}})}}}, MoreToCome: true}, d, 45); err != nil {
 		t.Fatal(err)
 	}
-	evs = rec.take()
+	evs = rec.Take()
 	if s, ok := evs[len(evs)-1].(*event.CommandSucceeded); len(evs) != 2 || !ok || asInt(s.Reply.Lookup("ok")) != 1 {
 		t.Fatalf("unacknowledged write events %+v", evs)
 	}
@@ -147,7 +116,7 @@ func TestMonitoredCommand(t *testing.T) {
 	if err == nil {
 		t.Fatal("ping on a reset connection succeeded")
 	}
-	evs = rec.take()
+	evs = rec.Take()
 	if f, ok := evs[len(evs)-1].(*event.CommandFailed); len(evs) != 2 || !ok || f.Reply != nil && len(f.Reply) != 0 {
 		t.Fatalf("network error events %+v", evs)
 	}
