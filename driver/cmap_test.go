@@ -201,8 +201,13 @@ func TestInterruptedOperationFailsRetryable(t *testing.T) {
 	if !errors.As(err, &pc) || !pc.Interrupted || !pc.Retryable() {
 		t.Fatalf("ping on an interrupted connection = %v (%T) after %v, want a retryable PoolClearedError", err, err, took)
 	}
-	if want := "Connection to " + pc.Address + " interrupted due to server monitor timeout"; !strings.Contains(err.Error(), want) {
-		t.Errorf("error %q does not say %q", err, want)
+	// The CMAP specification's message, with the address said once (by
+	// the operation error around it).
+	if want := "ping on " + pc.Address + ": connection interrupted due to server monitor timeout"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if want := "Connection to " + pc.Address + " interrupted due to server monitor timeout"; (&PoolClearedError{Address: pc.Address, Interrupted: true}).Error() != want {
+		t.Errorf("a PoolClearedError on its own does not say %q", want)
 	}
 	if took > 4*time.Second {
 		t.Errorf("the interrupted operation took %v: it ran until its command returned", took)

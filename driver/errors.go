@@ -303,12 +303,17 @@ type PoolClearedError struct {
 }
 
 func (e *PoolClearedError) Error() string {
-	var b strings.Builder
 	if e.Interrupted {
-		b.WriteString("connection interrupted by a pool clear")
-	} else {
-		b.WriteString("connection pool cleared")
+		// The message the CMAP specification gives ("Interrupting a
+		// Connection"), without the address when an outer error already
+		// names it; the cause, the closed connection, adds nothing.
+		if e.shown&shownAddr != 0 {
+			return "connection interrupted due to server monitor timeout"
+		}
+		return "Connection to " + e.Address + " interrupted due to server monitor timeout"
 	}
+	var b strings.Builder
+	b.WriteString("connection pool cleared")
 	if e.shown&shownAddr == 0 {
 		b.WriteString(" for ")
 		b.WriteString(e.Address)
@@ -330,15 +335,28 @@ func (e *PoolClearedError) Retryable() bool { return true }
 // client's timeoutMS ran out, or server selection, the wait for a
 // connection, or a network read or write timed out.
 func IsTimeout(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
 	// Every error in the chain is asked, not only the first that has a
 	// Timeout method: an outer error may say false where its cause says
-	// true.
+	// true. The walk stops at a *PoolClearedError: a checkout or an
+	// operation that a clear ended is not a timeout (CMAP), even when a
+	// timeout elsewhere caused the clear.
 	for e := err; e != nil; e = errors.Unwrap(e) {
+		if _, ok := e.(*PoolClearedError); ok {
+			return false
+		}
+		if e == context.DeadlineExceeded {
+			return true
+		}
 		if t, ok := e.(interface{ Timeout() bool }); ok && t.Timeout() {
 			return true
+		}
+		if m, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, inner := range m.Unwrap() {
+				if IsTimeout(inner) {
+					return true
+				}
+			}
+			return false
 		}
 	}
 	return false

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"reflect"
@@ -301,7 +302,7 @@ func TestConvertedMessages(t *testing.T) {
 		{"pool cleared", &operation.Error{Op: "find", Address: a, Err: &pool.PoolClearedError{Address: a, Cause: netErr}},
 			"find on db1:27017: connection pool cleared after: network error on connection 3: read: EOF", new(*PoolClearedError)},
 		{"interrupted by a clear", &operation.Error{Op: "find", Address: a, Err: &pool.PoolClearedError{Address: a, Interrupted: true}},
-			"find on db1:27017: connection interrupted by a pool clear", new(*PoolClearedError)},
+			"find on db1:27017: connection interrupted due to server monitor timeout", new(*PoolClearedError)},
 		{"dial", &operation.Error{Op: "find", Address: a, Err: &pool.DialError{Address: a, ConnectionID: 4, Err: &conn.NetworkError{Op: "dial", Address: a, ConnID: 4, Err: errors.New("connection refused")}}},
 			"find on db1:27017: network error on connection 4: dial: connection refused", new(*NetworkError)},
 		{"hello refused", &operation.Error{Op: "find", Address: a, Err: &pool.DialError{Address: a, ConnectionID: 5, Err: &conn.HandshakeError{Address: a, ConnID: 5, Stage: "hello", Err: &conn.CommandError{Code: 8000, CodeName: "AtlasError", Message: "bad"}}}},
@@ -326,5 +327,30 @@ func TestConvertedMessages(t *testing.T) {
 	}
 	if !errors.Is(publicError(&operation.Error{Op: "find", Address: a, Err: netErr}), io.EOF) {
 		t.Error("a network error's cause is lost")
+	}
+}
+
+// TestIsTimeoutStopsAtPoolClear: a checkout or operation ended by a pool
+// clear is not a timeout (CMAP), even when a timeout caused the clear; a
+// timeout around it, or in a joined error, still is.
+func TestIsTimeoutStopsAtPoolClear(t *testing.T) {
+	netTimeout := &NetworkError{Err: context.DeadlineExceeded}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"deadline", context.DeadlineExceeded, true},
+		{"wrapped deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), true},
+		{"clear caused by a timeout", &OperationError{Op: "find", Err: &PoolClearedError{Address: "a:1", Cause: netTimeout}}, false},
+		{"interrupted by a clear", &PoolClearedError{Address: "a:1", Interrupted: true, Cause: context.DeadlineExceeded}, false},
+		{"joined with a timeout", errors.Join(errors.New("x"), context.DeadlineExceeded), true},
+		{"joined without", errors.Join(errors.New("x"), errors.New("y")), false},
+		{"canceled", context.Canceled, false},
+	}
+	for _, tc := range tests {
+		if got := IsTimeout(tc.err); got != tc.want {
+			t.Errorf("%s: IsTimeout(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
 	}
 }
