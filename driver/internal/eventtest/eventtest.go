@@ -17,7 +17,8 @@ import (
 // Record is one event as received.
 type Record struct {
 	Ctx   context.Context
-	Event any // a pointer to one of package event's event types
+	Event any       // a pointer to one of package event's event types
+	At    time.Time // when it arrived
 }
 
 // Recorder implements OperationMonitor, CommandMonitor, PoolMonitor,
@@ -48,8 +49,9 @@ func (r *Recorder) add(ctx context.Context, e any) {
 	if r.Keep != nil && !r.Keep(e) {
 		return
 	}
+	at := time.Now()
 	r.mu.Lock()
-	r.records = append(r.records, Record{Ctx: ctx, Event: e})
+	r.records = append(r.records, Record{Ctx: ctx, Event: e, At: at})
 	if r.changed != nil {
 		close(r.changed)
 		r.changed = nil
@@ -187,6 +189,11 @@ func Of[T any](r *Recorder) []T {
 	}
 	return out
 }
+
+// Only is a Keep filter for the events of type T, which may be one of
+// package event's family interfaces (event.PoolEvent, event.TopologyEvent,
+// ...): Keep: eventtest.Only[event.SelectionEvent].
+func Only[T any](e any) bool { _, ok := e.(T); return ok }
 
 // Count returns how many events of type T were recorded.
 func Count[T any](r *Recorder) int { return len(Of[T](r)) }

@@ -59,4 +59,18 @@ func TestRecorder(t *testing.T) {
 	if len(k.Events()) != 1 {
 		t.Error("Keep ignored")
 	}
+
+	// Only keeps one family; each record has its context and arrival time.
+	before := time.Now()
+	f := &Recorder{Keep: Only[event.TopologyEvent]}
+	f.PoolEvent(ctx, &event.PoolReady{})
+	f.TopologyEvent(context.WithValue(ctx, key{}, "t"), &event.TopologyClosed{})
+	f.SelectionEvent(ctx, &event.ServerSelectionStarted{})
+	recs := f.Records()
+	if len(recs) != 1 || Name(recs[0].Event) != "TopologyClosed" {
+		t.Fatalf("Only[event.TopologyEvent] kept %v", f.Names())
+	}
+	if recs[0].Ctx.Value(key{}) != "t" || recs[0].At.Before(before) || recs[0].At.After(time.Now()) {
+		t.Errorf("record %+v: wrong context or arrival time", recs[0])
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 )
 
 // fakeConn is a connection that does no I/O.
@@ -27,58 +28,23 @@ func (c *fakeConn) Closed() bool                              { return c.closed.
 func (c *fakeConn) ServiceID() *bson.ObjectID                 { return c.svc }
 func fakeDial(_ context.Context, id int64) (*fakeConn, error) { return &fakeConn{id: id}, nil }
 
-// recorder is a PoolMonitor that keeps every event and lets tests wait for
-// them.
-type recorder struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	events []event.PoolEvent
-	ctxs   []context.Context
-}
+// poolEvents returns the pool events rec has recorded, oldest first.
+func poolEvents(rec *eventtest.Recorder) []event.PoolEvent { return eventtest.Of[event.PoolEvent](rec) }
 
-func newRecorder() *recorder {
-	r := &recorder{}
-	r.cond = sync.NewCond(&r.mu)
-	return r
-}
-
-func (r *recorder) PoolEvent(ctx context.Context, e event.PoolEvent) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.ctxs = append(r.ctxs, ctx)
-	r.mu.Unlock()
-	r.cond.Broadcast()
-}
-
-func (r *recorder) snapshot() []event.PoolEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]event.PoolEvent(nil), r.events...)
-}
-
-// count returns how many events have the spec's type name.
-func (r *recorder) countLocked(name string) int {
-	n := 0
-	for _, e := range r.events {
-		if specName(e) == name {
-			n++
+// waitForEvent waits until rec has n events with the spec's type name
+// name, or d passes.
+func waitForEvent(rec *eventtest.Recorder, name string, n int, d time.Duration) error {
+	ok := rec.Wait(d, func(evs []any) bool {
+		c := 0
+		for _, e := range evs {
+			if pe, is := e.(event.PoolEvent); is && specName(pe) == name {
+				c++
+			}
 		}
-	}
-	return n
-}
-
-// waitFor waits until n events named name were seen, or d passes.
-func (r *recorder) waitFor(name string, n int, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	stop := time.AfterFunc(d, r.cond.Broadcast)
-	defer stop.Stop()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for r.countLocked(name) < n {
-		if time.Now().After(deadline) {
-			return errors.New("timed out waiting for " + name)
-		}
-		r.cond.Wait()
+		return c >= n
+	})
+	if !ok {
+		return errors.New("timed out waiting for " + name)
 	}
 	return nil
 }

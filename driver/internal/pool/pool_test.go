@@ -10,12 +10,13 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 )
 
-func newTestPool(t *testing.T, cfg Config[*fakeConn]) (*Pool[*fakeConn], *recorder) {
+func newTestPool(t *testing.T, cfg Config[*fakeConn]) (*Pool[*fakeConn], *eventtest.Recorder) {
 	t.Helper()
 	checkNoLeaks(t)
-	rec := newRecorder()
+	rec := &eventtest.Recorder{}
 	if cfg.Address == "" {
 		cfg.Address = "db:27017"
 	}
@@ -159,7 +160,7 @@ func TestDialError(t *testing.T) {
 			if tt.want != nil && !errors.Is(err, tt.want) {
 				t.Fatalf("error %v does not wrap %v", err, tt.want)
 			}
-			evs := rec.snapshot()
+			evs := poolEvents(rec)
 			want := []string{"ConnectionPoolCreated", "ConnectionPoolReady", "ConnectionCheckOutStarted", "ConnectionCreated", "ConnectionClosed", "ConnectionCheckOutFailed"}
 			if got := names(evs); strings.Join(got, ",") != strings.Join(want, ",") {
 				t.Fatalf("events %v, want %v", got, want)
@@ -219,7 +220,7 @@ func TestWaitEnds(t *testing.T) {
 			if we.Waited < 15*time.Millisecond {
 				t.Errorf("waited %v", we.Waited)
 			}
-			evs := rec.snapshot()
+			evs := poolEvents(rec)
 			f, ok := evs[len(evs)-1].(*event.ConnectionCheckOutFailed)
 			if !ok || f.Reason != event.ReasonCheckOutTimeout || f.Duration < 15*time.Millisecond {
 				t.Fatalf("last event %#v", evs[len(evs)-1])
@@ -321,13 +322,13 @@ func TestCloseReasons(t *testing.T) {
 				tt.after(p)
 			}
 			var closed *event.ConnectionClosed
-			for _, e := range rec.snapshot() {
+			for _, e := range poolEvents(rec) {
 				if x, ok := e.(*event.ConnectionClosed); ok && x.ConnectionID == 1 {
 					closed = x
 				}
 			}
 			if closed == nil || closed.Reason != tt.reason {
-				t.Fatalf("ConnectionClosed = %+v, want reason %q; events %v", closed, tt.reason, names(rec.snapshot()))
+				t.Fatalf("ConnectionClosed = %+v, want reason %q; events %v", closed, tt.reason, names(poolEvents(rec)))
 			}
 			if !c.Conn().Closed() {
 				t.Error("the connection was not closed")
@@ -394,7 +395,7 @@ func TestClearInterruptsInUse(t *testing.T) {
 	}
 	p.CheckIn(ctx, old)
 	var cleared []bool
-	for _, e := range rec.snapshot() {
+	for _, e := range poolEvents(rec) {
 		if c, ok := e.(*event.PoolCleared); ok {
 			cleared = append(cleared, c.InterruptInUseConnections)
 		}
@@ -452,7 +453,7 @@ func TestLoadBalancedClearPerService(t *testing.T) {
 	}
 	var sids []string
 	var reasons []event.CloseReason
-	for _, e := range rec.snapshot() {
+	for _, e := range poolEvents(rec) {
 		switch e := e.(type) {
 		case *event.PoolCleared:
 			s := "nil"
@@ -512,13 +513,13 @@ func TestCloseFailsWaitersAndStopsPopulation(t *testing.T) {
 	<-started
 	q.Close()
 	closedReasons := 0
-	for _, e := range qrec.snapshot() {
+	for _, e := range poolEvents(qrec) {
 		if c, ok := e.(*event.ConnectionClosed); ok && c.Reason == event.ReasonPoolClosed {
 			closedReasons++
 		}
 	}
 	if closedReasons == 0 {
-		t.Fatalf("population canceled by Close: events %v", names(qrec.snapshot()))
+		t.Fatalf("population canceled by Close: events %v", names(poolEvents(qrec)))
 	}
 	_ = rec
 }
@@ -532,13 +533,11 @@ func TestEventsCarryCallerContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.CheckIn(ctx, c)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	for i, e := range rec.events {
-		switch e.(type) {
+	for _, r := range rec.Records() {
+		switch e := r.Event.(type) {
 		case *event.ConnectionCheckOutStarted, *event.ConnectionCreated, *event.ConnectionReady, *event.ConnectionCheckedOut, *event.ConnectionCheckedIn:
-			if rec.ctxs[i].Value(ctxKey{}) != "trace-1" {
-				t.Errorf("%s did not get the caller's context", specName(e))
+			if r.Ctx.Value(ctxKey{}) != "trace-1" {
+				t.Errorf("%s did not get the caller's context", specName(e.(event.PoolEvent)))
 			}
 		}
 	}

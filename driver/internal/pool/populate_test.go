@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 )
 
 // A failed background connection keeps its place in the pool until
@@ -29,7 +30,7 @@ func TestPopulateErrorClearsBeforeReplacing(t *testing.T) {
 		{"minPoolSize 3, 1ms interval", 3, time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := newRecorder()
+			rec := &eventtest.Recorder{}
 			var dials atomic.Int64
 			boom := errors.New("handshake refused")
 			var p *Pool[*fakeConn]
@@ -56,13 +57,13 @@ func TestPopulateErrorClearsBeforeReplacing(t *testing.T) {
 			}
 			t.Cleanup(p.Close)
 			p.Ready()
-			if err := rec.waitFor("ConnectionClosed", 1, 5*time.Second); err != nil {
+			if err := waitForEvent(rec, "ConnectionClosed", 1, 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
 			// A few more intervals: the paused pool must start nothing.
 			time.Sleep(20 * time.Millisecond)
 			var names []string
-			for _, e := range rec.snapshot() {
+			for _, e := range poolEvents(rec) {
 				if n := specName(e); n != "ConnectionPoolCreated" && len(names) < 8 {
 					names = append(names, n)
 				}
@@ -80,7 +81,7 @@ func TestPopulateErrorClearsBeforeReplacing(t *testing.T) {
 				t.Errorf("%d dials, want 1", n)
 			}
 			var closed *event.ConnectionClosed
-			for _, e := range rec.snapshot() {
+			for _, e := range poolEvents(rec) {
 				if c, ok := e.(*event.ConnectionClosed); ok {
 					closed = c
 				}
@@ -102,7 +103,7 @@ func TestPopulateErrorClearsBeforeReplacing(t *testing.T) {
 // establishing connection").
 func TestDialErrorHandledBeforeEvents(t *testing.T) {
 	checkNoLeaks(t)
-	rec := newRecorder()
+	rec := &eventtest.Recorder{}
 	boom := errors.New("authentication cut off")
 	var p *Pool[*fakeConn]
 	var gotGen uint64 = 99
@@ -129,7 +130,7 @@ func TestDialErrorHandledBeforeEvents(t *testing.T) {
 		t.Errorf("OnDialError got generation %d, want 0", gotGen)
 	}
 	var names []string
-	for _, e := range rec.snapshot() {
+	for _, e := range poolEvents(rec) {
 		names = append(names, specName(e))
 	}
 	want := []string{"ConnectionPoolCreated", "ConnectionPoolReady", "ConnectionCheckOutStarted", "ConnectionCreated", "ConnectionPoolCleared", "ConnectionClosed", "ConnectionCheckOutFailed"}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 )
 
 // blockingDial dials fake connections that stay in establishment until
@@ -43,7 +44,7 @@ func TestReadyOnReadyPoolEmitsNothing(t *testing.T) {
 	p.Ready()
 	p.Ready()
 	want := "ConnectionPoolCreated ConnectionPoolReady ConnectionPoolCleared ConnectionPoolReady"
-	if got := strings.Join(names(rec.snapshot()), " "); got != want {
+	if got := strings.Join(names(poolEvents(rec)), " "); got != want {
 		t.Fatalf("events %s, want %s", got, want)
 	}
 }
@@ -77,7 +78,7 @@ func TestCloseClosesAvailableConnectionsFirst(t *testing.T) {
 		t.Fatal("check-in to the closed pool kept the connection open")
 	}
 	var got []string
-	for _, e := range rec.snapshot() {
+	for _, e := range poolEvents(rec) {
 		switch e := e.(type) {
 		case *event.ConnectionClosed:
 			got = append(got, "closed:"+string(e.Reason))
@@ -120,7 +121,7 @@ func TestClearPausedPoolIncrementsGeneration(t *testing.T) {
 		t.Error("the in-use connection was closed but not marked interrupted")
 	}
 	var cleared []bool
-	for _, e := range rec.snapshot() {
+	for _, e := range poolEvents(rec) {
 		if e, ok := e.(*event.PoolCleared); ok {
 			cleared = append(cleared, e.InterruptInUseConnections)
 		}
@@ -184,7 +185,7 @@ func TestCheckOutFailureReasons(t *testing.T) {
 			if err == nil || c != nil || !tt.check(err) {
 				t.Fatalf("CheckOut = %v, %v (%T)", c, err, err)
 			}
-			evs := rec.snapshot()
+			evs := poolEvents(rec)
 			f, ok := evs[len(evs)-1].(*event.ConnectionCheckOutFailed)
 			if !ok {
 				t.Fatalf("last event %s, want ConnectionCheckOutFailed; events %v", specName(evs[len(evs)-1]), names(evs))
@@ -233,7 +234,7 @@ func TestConnectionCreatedBeforeEstablishment(t *testing.T) {
 			id := <-started
 			// The dial is in progress now.
 			var created, ready bool
-			for _, e := range rec.snapshot() {
+			for _, e := range poolEvents(rec) {
 				switch e := e.(type) {
 				case *event.ConnectionCreated:
 					created = created || e.ConnectionID == id
@@ -242,13 +243,13 @@ func TestConnectionCreatedBeforeEstablishment(t *testing.T) {
 				}
 			}
 			if !created || ready {
-				t.Fatalf("while connection %d is being established: ConnectionCreated seen %v, ConnectionReady seen %v; events %v", id, created, ready, names(rec.snapshot()))
+				t.Fatalf("while connection %d is being established: ConnectionCreated seen %v, ConnectionReady seen %v; events %v", id, created, ready, names(poolEvents(rec)))
 			}
 			close(release)
 			if err := <-got; err != nil {
 				t.Fatal(err)
 			}
-			if err := rec.waitFor("ConnectionReady", 1, 5*time.Second); err != nil {
+			if err := waitForEvent(rec, "ConnectionReady", 1, 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -291,7 +292,7 @@ func TestEventDurations(t *testing.T) {
 	}
 	var ready *event.ConnectionReady
 	var out []*event.ConnectionCheckedOut
-	for _, e := range rec.snapshot() {
+	for _, e := range poolEvents(rec) {
 		switch e := e.(type) {
 		case *event.ConnectionReady:
 			ready = e
@@ -300,7 +301,7 @@ func TestEventDurations(t *testing.T) {
 		}
 	}
 	if ready == nil || len(out) != 2 {
-		t.Fatalf("events %v", names(rec.snapshot()))
+		t.Fatalf("events %v", names(poolEvents(rec)))
 	}
 	if ready.Duration < dialTime || ready.Duration > out[0].Duration {
 		t.Errorf("ConnectionReady duration %v, want at least the dial's %v and at most the checkout's %v", ready.Duration, dialTime, out[0].Duration)
@@ -381,7 +382,7 @@ func TestConnectionIDsDenseAcrossClears(t *testing.T) {
 	}
 	p.Close()
 	var ids []int64
-	for _, e := range rec.snapshot() {
+	for _, e := range poolEvents(rec) {
 		if e, ok := e.(*event.ConnectionCreated); ok {
 			ids = append(ids, e.ConnectionID)
 		}
@@ -419,7 +420,7 @@ func TestLoadBalancedConnectionTakesServiceGeneration(t *testing.T) {
 	p.CheckIn(ctx, fresh)
 	p.CheckIn(ctx, old)
 	var closed []int64
-	for _, e := range rec.snapshot() {
+	for _, e := range poolEvents(rec) {
 		if e, ok := e.(*event.ConnectionClosed); ok {
 			closed = append(closed, e.ConnectionID)
 			if e.Reason != event.ReasonStale {
@@ -536,19 +537,19 @@ func TestMonitorMayCallStats(t *testing.T) {
 // still create nothing before it. A slow monitor widens the window.
 func TestPoolReadyBeforeBackgroundCreation(t *testing.T) {
 	for range 20 {
-		rec := newRecorder()
+		rec := &eventtest.Recorder{}
 		slow := event.NewDispatcher(slowOnReady{}, rec)
 		p, err := New(Config[*fakeConn]{Address: "db:27017", Dial: fakeDial, MinPoolSize: 2, MaintainInterval: 100 * time.Microsecond, Events: slow})
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.Ready()
-		if err := rec.waitFor("ConnectionCreated", 1, 5*time.Second); err != nil {
+		if err := waitForEvent(rec, "ConnectionCreated", 1, 5*time.Second); err != nil {
 			p.Close()
 			t.Fatal(err)
 		}
 		p.Close()
-		evs := names(rec.snapshot())
+		evs := names(poolEvents(rec))
 		if evs[1] != "ConnectionPoolReady" {
 			t.Fatalf("events %v: a connection was created before ConnectionPoolReady", evs)
 		}
@@ -670,7 +671,7 @@ func TestMinPoolSizeReplenished(t *testing.T) {
 	c.MarkErrored(errors.New("socket reset"))
 	p.CheckIn(ctx, c)
 	waitUntil(t, func() bool { s := p.Stats(); return s.Idle == 2 && s.CreatedTotal == 3 })
-	if err := rec.waitFor("ConnectionReady", 3, 5*time.Second); err != nil {
+	if err := waitForEvent(rec, "ConnectionReady", 3, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// Paused, the pool does not replenish.
@@ -732,7 +733,7 @@ func TestClearInterruptsPendingConnections(t *testing.T) {
 				}
 				return
 			}
-			if err := rec.waitFor("ConnectionClosed", 1, 5*time.Second); err != nil {
+			if err := waitForEvent(rec, "ConnectionClosed", 1, 5*time.Second); err != nil {
 				t.Fatal(err)
 			}
 			var want []string
@@ -750,7 +751,7 @@ func TestClearInterruptsPendingConnections(t *testing.T) {
 				}
 			}
 			var evs []string
-			for _, e := range rec.snapshot() {
+			for _, e := range poolEvents(rec) {
 				n := specName(e)
 				switch e := e.(type) {
 				case *event.PoolCreated, *event.PoolReady:

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 )
 
@@ -88,7 +89,7 @@ type cmapThread struct {
 type cmapRunner[C Conn] struct {
 	t       *testing.T
 	pool    *Pool[C]
-	rec     *recorder
+	rec     *eventtest.Recorder
 	mu      sync.Mutex
 	labels  map[string]*Pooled[C]
 	out     []*Pooled[C] // checked out and not yet checked in
@@ -100,7 +101,7 @@ func runCMAPTest[C Conn](t *testing.T, tc *cmapTest, dial func(context.Context, 
 	if tc.Version != 1 {
 		t.Fatalf("test format version %d", tc.Version)
 	}
-	rec := newRecorder()
+	rec := &eventtest.Recorder{}
 	cfg := Config[C]{
 		Address:     "localhost:27017",
 		MaxPoolSize: 100, // the spec's default; 0 would mean no limit
@@ -156,7 +157,7 @@ func runCMAPTest[C Conn](t *testing.T, tc *cmapTest, dial func(context.Context, 
 			break
 		}
 	}
-	got := rec.snapshot()
+	got := poolEvents(rec)
 
 	// Leave nothing behind: closing the pool releases blocked checkouts,
 	// and checking in what is still out closes it (real connections
@@ -239,7 +240,7 @@ func (r *cmapRunner[C]) run(op map[string]any) error {
 		if n := num("timeout"); n > 0 {
 			timeout = time.Duration(n) * time.Millisecond
 		}
-		if err := r.rec.waitFor(str("event"), int(num("count")), timeout); err != nil {
+		if err := waitForEvent(r.rec, str("event"), int(num("count")), timeout); err != nil {
 			r.t.Error(err)
 			return err
 		}

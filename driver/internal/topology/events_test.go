@@ -10,6 +10,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 )
@@ -44,9 +45,9 @@ func eventLines(evs []event.TopologyEvent) []string {
 
 // feedTopology returns a connected, unmonitored topology over seeds and its
 // event recorder.
-func feedTopology(t *testing.T, setName string, seeds ...string) (*Topology, *recorder) {
+func feedTopology(t *testing.T, setName string, seeds ...string) (*Topology, *eventtest.Recorder) {
 	t.Helper()
-	rec := &recorder{}
+	rec := &eventtest.Recorder{}
 	topo, err := New(Config{Seeds: seeds, SetName: setName, ConnConfig: connConfig, Events: event.NewDispatcher(rec)})
 	if err != nil {
 		t.Fatal(err)
@@ -67,20 +68,20 @@ func feedTopology(t *testing.T, setName string, seeds ...string) (*Topology, *re
 // and the topology's are published.
 func TestEventsSecondaryNamesUncheckedPrimary(t *testing.T) {
 	topo, rec := feedTopology(t, "", "a", "b")
-	n := len(rec.events())
+	n := len(topologyEvents(rec))
 	feed(t, topo, "a:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":false,"secondary":true,"setName":"rs","setVersion":1,
 		"primary":"b:27017","hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21}`))
-	got := strings.Join(eventLines(rec.events()[n:]), "\n")
+	got := strings.Join(eventLines(topologyEvents(rec)[n:]), "\n")
 	want := "ServerDescriptionChanged a:27017 Unknown->RSSecondary\nTopologyDescriptionChanged Unknown->ReplicaSetNoPrimary"
 	if got != want {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 	}
 	// The topology event still shows b as PossiblePrimary, and b's first
 	// check is a change from it.
-	n = len(rec.events())
+	n = len(topologyEvents(rec))
 	feed(t, topo, "b:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":1,
 		"electionId":{"$oid":"000000000000000000000001"},"hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21}`))
-	got = strings.Join(eventLines(rec.events()[n:]), "\n")
+	got = strings.Join(eventLines(topologyEvents(rec)[n:]), "\n")
 	want = "ServerDescriptionChanged b:27017 PossiblePrimary->RSPrimary\nTopologyDescriptionChanged ReplicaSetNoPrimary->ReplicaSetWithPrimary"
 	if got != want {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
@@ -134,7 +135,7 @@ func TestSpecChangeStrings(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rec := &recorder{}
+				rec := &eventtest.Recorder{}
 				topo, err := New(Config{
 					Seeds:            cs.Hosts,
 					SetName:          cs.ReplicaSet,
@@ -161,7 +162,7 @@ func TestSpecChangeStrings(t *testing.T) {
 					}
 				}
 				topo.Close()
-				evs := rec.events()
+				evs := topologyEvents(rec)
 				events += len(evs)
 				checkChangesShow(t, evs)
 			})
@@ -176,13 +177,13 @@ func TestSpecChangeStrings(t *testing.T) {
 // them changes nothing in the topology.
 func TestEventsCarryElectionState(t *testing.T) {
 	topo, rec := feedTopology(t, "rs", "a", "b")
-	n := len(rec.events())
+	n := len(topologyEvents(rec))
 	feed(t, topo, "a:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":3,"primary":"a:27017",
 		"electionId":{"$oid":"7fffffff0000000000000002"},"hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21,
 		"topologyVersion":{"processId":{"$oid":"000000000000000000000009"},"counter":{"$numberLong":"5"}}}`))
 	var sdc *event.ServerDescriptionChanged
 	var tdc *event.TopologyDescriptionChanged
-	for _, e := range rec.events()[n:] {
+	for _, e := range topologyEvents(rec)[n:] {
 		switch e := e.(type) {
 		case *event.ServerDescriptionChanged:
 			sdc = e
@@ -191,7 +192,7 @@ func TestEventsCarryElectionState(t *testing.T) {
 		}
 	}
 	if sdc == nil || tdc == nil {
-		t.Fatalf("events: %v", eventLines(rec.events()[n:]))
+		t.Fatalf("events: %v", eventLines(topologyEvents(rec)[n:]))
 	}
 	s := sdc.New
 	if s.Primary != "a:27017" || s.SetVersion == nil || *s.SetVersion != 3 || s.ElectionID == nil || s.ElectionID.Hex() != "7fffffff0000000000000002" ||
@@ -225,10 +226,10 @@ func TestEventsClose(t *testing.T) {
 	topo, rec := feedTopology(t, "rs", "a", "b")
 	feed(t, topo, "a:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":1,
 		"electionId":{"$oid":"000000000000000000000001"},"hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21}`))
-	n := len(rec.events())
+	n := len(topologyEvents(rec))
 	topo.Close()
 	feed(t, topo, "b:27017", json.RawMessage(`{"ok":1,"secondary":true,"setName":"rs","hosts":["a:27017","b:27017"],"maxWireVersion":21}`))
-	evs := rec.events()[n:]
+	evs := topologyEvents(rec)[n:]
 	got := strings.Join(eventLines(evs), "\n")
 	want := "ServerClosed a:27017\nServerClosed b:27017\nTopologyDescriptionChanged ReplicaSetWithPrimary->Unknown\nTopologyClosed"
 	if got != want {
@@ -250,10 +251,10 @@ func TestNewPrimaryKeepsOldPool(t *testing.T) {
 		"electionId":{"$oid":"000000000000000000000001"},"hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21}`))
 	a, _ := topo.Server("a:27017")
 	gen := a.Pool().Stats().Generation
-	n := len(rec.events())
+	n := len(topologyEvents(rec))
 	feed(t, topo, "b:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":1,
 		"electionId":{"$oid":"000000000000000000000002"},"hosts":["a:27017","b:27017"],"minWireVersion":0,"maxWireVersion":21}`))
-	got := strings.Join(eventLines(rec.events()[n:]), "\n")
+	got := strings.Join(eventLines(topologyEvents(rec)[n:]), "\n")
 	want := "ServerDescriptionChanged a:27017 RSPrimary->Unknown\nServerDescriptionChanged b:27017 Unknown->RSPrimary\nTopologyDescriptionChanged ReplicaSetWithPrimary->ReplicaSetWithPrimary"
 	if got != want {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
@@ -274,20 +275,20 @@ func TestNewPrimaryKeepsOldPool(t *testing.T) {
 func TestRemovedServerIgnored(t *testing.T) {
 	topo, rec := feedTopology(t, "rs", "a", "b")
 	b, _ := topo.Server("b:27017")
-	n := len(rec.events())
+	n := len(topologyEvents(rec))
 	feed(t, topo, "a:27017", json.RawMessage(`{"ok":1,"isWritablePrimary":true,"setName":"rs","setVersion":1,
 		"electionId":{"$oid":"000000000000000000000001"},"hosts":["a:27017"],"minWireVersion":0,"maxWireVersion":21}`))
-	got := strings.Join(eventLines(rec.events()[n:]), "\n")
+	got := strings.Join(eventLines(topologyEvents(rec)[n:]), "\n")
 	want := "ServerDescriptionChanged a:27017 Unknown->RSPrimary\nServerClosed b:27017\nTopologyDescriptionChanged ReplicaSetNoPrimary->ReplicaSetWithPrimary"
 	if got != want {
 		t.Fatalf("events:\n%s\nwant:\n%s", got, want)
 	}
-	n = len(rec.events())
+	n = len(topologyEvents(rec))
 	before := topo.Description()
 	// The removed server's monitor reports late.
 	topo.apply(b, description.ServerDescription{Address: "b:27017", Type: description.RSSecondary, SetName: "rs",
 		Hosts: []string{"a:27017", "b:27017"}, MaxWireVersion: 21})
-	if evs := rec.events()[n:]; len(evs) != 0 {
+	if evs := topologyEvents(rec)[n:]; len(evs) != 0 {
 		t.Errorf("a removed server's outcome published %v", eventLines(evs))
 	}
 	if d := topo.Description(); !d.Equal(before) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
@@ -32,24 +33,24 @@ func countEvents[T any](evs []event.TopologyEvent) int {
 // often than minHeartbeatFrequency, in the polling protocol.
 func TestImmediateChecks(t *testing.T) {
 	srv := mongotest.NewServer(t, mongotest.Options{})
-	rec := &recorder{}
+	rec := &eventtest.Recorder{}
 	topo := newTopology(t, Config{Seeds: []string{srv.Addr()}, Mode: ModePoll, HeartbeatFrequency: time.Hour, MinHeartbeatFrequency: 200 * time.Millisecond, Events: event.NewDispatcher(rec)})
 	waitFor(t, topo, "a standalone", func(d description.TopologyDescription) bool {
 		return d.Servers[0].Type == description.Standalone
 	})
-	before := countEvents[*event.ServerHeartbeatSucceeded](rec.events())
+	before := eventtest.Count[*event.ServerHeartbeatSucceeded](rec)
 	start := time.Now()
 	for time.Since(start) < time.Second {
 		topo.RequestImmediateCheck()
 		time.Sleep(5 * time.Millisecond)
 	}
-	got := countEvents[*event.ServerHeartbeatSucceeded](rec.events()) - before
+	got := eventtest.Count[*event.ServerHeartbeatSucceeded](rec) - before
 	// One second of requests allows about five checks 200ms apart.
 	if got < 3 || got > 6 {
 		t.Fatalf("%d checks in a second of requests with minHeartbeatFrequency 200ms, want 3 to 6", got)
 	}
 	topo.Close()
-	for _, e := range rec.events() {
+	for _, e := range topologyEvents(rec) {
 		if e, ok := e.(*event.ServerHeartbeatStarted); ok && e.Awaited {
 			t.Fatal("an awaited heartbeat in polling mode")
 		}
@@ -61,7 +62,7 @@ func TestImmediateChecks(t *testing.T) {
 func TestRemovedServer(t *testing.T) {
 	rs := mongotest.NewReplicaSet(t, 2, mongotest.ReplicaSetOptions{})
 	stray := mongotest.NewServer(t, mongotest.Options{})
-	rec := &recorder{}
+	rec := &eventtest.Recorder{}
 	topo := newTopology(t, Config{Seeds: []string{rs.Members()[0].Addr(), stray.Addr()}, SetName: rs.Name(), HeartbeatFrequency: 500 * time.Millisecond, Events: event.NewDispatcher(rec)})
 	strayAddr := description.NormalizeAddress(stray.Addr())
 	waitFor(t, topo, "the stray seed removed", func(d description.TopologyDescription) bool {
@@ -72,7 +73,7 @@ func TestRemovedServer(t *testing.T) {
 		t.Fatal("the removed server is still monitored")
 	}
 	closed := false
-	for _, e := range rec.events() {
+	for _, e := range topologyEvents(rec) {
 		if e, ok := e.(*event.ServerClosed); ok && e.Address == strayAddr {
 			closed = true
 		}
@@ -93,7 +94,7 @@ func TestMonitorRetriesOnce(t *testing.T) {
 	for _, mode := range []MonitoringMode{ModeStream, ModePoll} {
 		t.Run(string(mode), func(t *testing.T) {
 			rs := mongotest.NewReplicaSet(t, 2, mongotest.ReplicaSetOptions{})
-			rec := &recorder{}
+			rec := &eventtest.Recorder{}
 			topo := newTopology(t, Config{Seeds: []string{rs.Members()[0].Addr()}, SetName: rs.Name(), Mode: mode, HeartbeatFrequency: 2 * time.Second, ConnectTimeout: time.Second, Events: event.NewDispatcher(rec)})
 			secondary := description.NormalizeAddress(rs.Members()[1].Addr())
 			waitFor(t, topo, "the secondary", func(d description.TopologyDescription) bool {
@@ -119,7 +120,7 @@ func TestMonitorRetriesOnce(t *testing.T) {
 			// the one retry, and nothing more.
 			time.Sleep(time.Second)
 			failed := 0
-			for _, e := range rec.events() {
+			for _, e := range topologyEvents(rec) {
 				if e, ok := e.(*event.ServerHeartbeatFailed); ok && e.ServerPort != 0 && strings.HasSuffix(secondary, ":"+strconv.Itoa(e.ServerPort)) {
 					failed++
 				}
@@ -136,7 +137,7 @@ func TestMonitorRetriesOnce(t *testing.T) {
 // that service's connections without marking the server Unknown.
 func TestLoadBalanced(t *testing.T) {
 	srv := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RoleLoadBalanced}})
-	rec := &recorder{}
+	rec := &eventtest.Recorder{}
 	topo := newTopology(t, Config{
 		Seeds:        []string{srv.Addr()},
 		LoadBalanced: true,
@@ -194,7 +195,7 @@ func TestMonitorsDoNotAuthenticate(t *testing.T) {
 	if err := srv.AddUser("admin", "app", "right-password"); err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &eventtest.Recorder{}
 	topo := newTopology(t, Config{
 		Seeds: []string{srv.Addr()},
 		ConnConfig: func(addr string) conn.Config {
@@ -233,7 +234,7 @@ func TestMonitorsDoNotAuthenticate(t *testing.T) {
 		t.Fatal("pool not cleared")
 	}
 	texts := []string{err.Error(), topo.Description().Servers[0].Error.Error()}
-	for _, e := range rec.events() {
+	for _, e := range topologyEvents(rec) {
 		if c, ok := e.(*event.ServerDescriptionChanged); ok && c.New.Error != nil {
 			texts = append(texts, c.New.Error.Error())
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 	"github.com/mongoscope/mongoscope/mongotest"
@@ -80,7 +81,7 @@ func TestMonitorTimeouts(t *testing.T) {
 		}{{"connectTimeout 1s", time.Second}, {"connectTimeout 0", NoTimeout}} {
 			t.Run(string(mode)+"/"+tc.name, func(t *testing.T) {
 				d := &deadlineDialer{}
-				rec := &recorder{}
+				rec := &eventtest.Recorder{}
 				cc := func(addr string) conn.Config {
 					return conn.Config{Address: addr, SocketTimeout: socketTimeout, Dialer: d}
 				}
@@ -90,7 +91,7 @@ func TestMonitorTimeouts(t *testing.T) {
 				// timeout, and for the RTT connection.
 				time.Sleep(900 * time.Millisecond)
 				topo.Close()
-				evs := rec.events()
+				evs := topologyEvents(rec)
 				if n := countEvents[*event.ServerHeartbeatFailed](evs); n > 0 {
 					t.Fatalf("%d heartbeats failed", n)
 				}
@@ -158,38 +159,19 @@ func silentServer(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// timedRecorder records heartbeat events with the time they arrived.
-type timedRecorder struct {
-	mu  sync.Mutex
-	evs []timedEvent
-}
-
-type timedEvent struct {
-	at time.Time
-	e  event.TopologyEvent
-}
-
-func (r *timedRecorder) TopologyEvent(_ context.Context, e event.TopologyEvent) {
-	r.mu.Lock()
-	r.evs = append(r.evs, timedEvent{time.Now(), e})
-	r.mu.Unlock()
-}
-
-// rests returns the time between each failed check's end and the start
-// of the next check, and the number of checks started.
-func (r *timedRecorder) rests() (rests []time.Duration, started int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// heartbeatRests returns the time between each failed check's end and the
+// start of the next check, and the number of checks started.
+func heartbeatRests(rec *eventtest.Recorder) (rests []time.Duration, started int) {
 	var end time.Time
-	for _, te := range r.evs {
-		switch te.e.(type) {
+	for _, r := range rec.Records() {
+		switch r.Event.(type) {
 		case *event.ServerHeartbeatStarted:
 			started++
 			if !end.IsZero() {
-				rests = append(rests, te.at.Sub(end))
+				rests = append(rests, r.At.Sub(end))
 			}
 		case *event.ServerHeartbeatFailed, *event.ServerHeartbeatSucceeded:
-			end = te.at
+			end = r.At
 		}
 	}
 	return rests, started
@@ -208,12 +190,12 @@ func TestHeartbeatFrequencyCountsFromCheckEnd(t *testing.T) {
 	)
 	for _, mode := range []MonitoringMode{ModeStream, ModePoll} {
 		t.Run(string(mode), func(t *testing.T) {
-			rec := &timedRecorder{}
+			rec := &eventtest.Recorder{}
 			topo := newTopology(t, Config{Seeds: []string{addr}, Mode: mode, HeartbeatFrequency: heartbeat,
 				ConnectTimeout: connect, Events: event.NewDispatcher(rec)})
 			time.Sleep(2 * time.Second)
 			topo.Close()
-			rests, started := rec.rests()
+			rests, started := heartbeatRests(rec)
 			if len(rests) == 0 {
 				t.Fatal("no second check")
 			}
@@ -238,7 +220,7 @@ func TestMinHeartbeatFrequencyCountsFromCheckEnd(t *testing.T) {
 		connect = 300 * time.Millisecond
 		minFreq = 400 * time.Millisecond
 	)
-	rec := &timedRecorder{}
+	rec := &eventtest.Recorder{}
 	topo := newTopology(t, Config{Seeds: []string{addr}, Mode: ModePoll, HeartbeatFrequency: time.Hour,
 		MinHeartbeatFrequency: minFreq, ConnectTimeout: connect, Events: event.NewDispatcher(rec)})
 	stop := time.Now().Add(1800 * time.Millisecond)
@@ -247,7 +229,7 @@ func TestMinHeartbeatFrequencyCountsFromCheckEnd(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	topo.Close()
-	rests, started := rec.rests()
+	rests, started := heartbeatRests(rec)
 	if len(rests) < 2 {
 		t.Fatalf("%d checks in 1.8 s of requests, want at least 3", started)
 	}
@@ -301,13 +283,13 @@ func scriptedHello(srv *mongotest.Server, wait time.Duration, helloOK bool) {
 func TestAwaitedReplyWithoutMoreToCome(t *testing.T) {
 	srv := mongotest.NewServer(t, mongotest.Options{})
 	scriptedHello(srv, 50*time.Millisecond, true)
-	rec := &recorder{}
+	rec := &eventtest.Recorder{}
 	topo := newTopology(t, Config{Seeds: []string{srv.Addr()}, Mode: ModeStream, HeartbeatFrequency: 5 * time.Second,
 		Events: event.NewDispatcher(rec)})
 	time.Sleep(time.Second)
 	topo.Close()
 	awaited := 0
-	for _, e := range rec.events() {
+	for _, e := range topologyEvents(rec) {
 		if e, ok := e.(*event.ServerHeartbeatSucceeded); ok && e.Awaited {
 			awaited++
 		}
@@ -317,7 +299,7 @@ func TestAwaitedReplyWithoutMoreToCome(t *testing.T) {
 	if awaited < 5 {
 		t.Fatalf("%d awaited replies in a second, each taking 50 ms; want the next awaitable hello at once after each", awaited)
 	}
-	if n := countEvents[*event.ServerHeartbeatFailed](rec.events()); n > 0 {
+	if n := eventtest.Count[*event.ServerHeartbeatFailed](rec); n > 0 {
 		t.Fatalf("%d heartbeats failed", n)
 	}
 }
@@ -344,7 +326,7 @@ func TestMonitoringHelloWithStableAPI(t *testing.T) {
 				if tc.scripted {
 					scriptedHello(srv, 100*time.Millisecond, false)
 				}
-				rec := &recorder{}
+				rec := &eventtest.Recorder{}
 				cc := func(addr string) conn.Config {
 					return conn.Config{Address: addr, Handshake: handshake.Options{ServerAPI: tc.api}}
 				}
@@ -352,7 +334,7 @@ func TestMonitoringHelloWithStableAPI(t *testing.T) {
 					HeartbeatFrequency: 200 * time.Millisecond, Events: event.NewDispatcher(rec)})
 				time.Sleep(700 * time.Millisecond)
 				topo.Close()
-				if n := countEvents[*event.ServerHeartbeatFailed](rec.events()); n > 0 {
+				if n := eventtest.Count[*event.ServerHeartbeatFailed](rec); n > 0 {
 					t.Fatalf("%d heartbeats failed", n)
 				}
 				seen := map[int64]bool{}
@@ -407,7 +389,7 @@ func TestMonitoringHelloWithStableAPI(t *testing.T) {
 // established.
 func TestApplicationHandshakeUpdatesTopology(t *testing.T) {
 	srv := mongotest.NewServer(t, mongotest.Options{})
-	rec := &recorder{}
+	rec := &eventtest.Recorder{}
 	// Polling once an hour: only the handshake can bring news.
 	topo := newTopology(t, Config{Seeds: []string{srv.Addr()}, Mode: ModePoll, HeartbeatFrequency: time.Hour, Events: event.NewDispatcher(rec)})
 	addr := description.NormalizeAddress(srv.Addr())
@@ -430,7 +412,7 @@ func TestApplicationHandshakeUpdatesTopology(t *testing.T) {
 	if sd.Type != description.Mongos {
 		t.Fatalf("after an application handshake the server is %v, want the handshake's Mongos", sd.Type)
 	}
-	if n := countEvents[*event.ServerHeartbeatStarted](rec.events()); n != 1 {
+	if n := eventtest.Count[*event.ServerHeartbeatStarted](rec); n != 1 {
 		t.Fatalf("%d heartbeats, want only the first check's: a handshake is no heartbeat", n)
 	}
 

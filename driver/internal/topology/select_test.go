@@ -3,39 +3,20 @@ package topology
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
-
-type selectionRecorder struct {
-	mu  sync.Mutex
-	evs []event.SelectionEvent
-}
-
-func (r *selectionRecorder) SelectionEvent(_ context.Context, e event.SelectionEvent) {
-	r.mu.Lock()
-	r.evs = append(r.evs, e)
-	r.mu.Unlock()
-}
-
-func (r *selectionRecorder) take() []event.SelectionEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e := r.evs
-	r.evs = nil
-	return e
-}
 
 // TestSelectForEvents: a selection that must wait sends Started, Waiting
 // once, then Succeeded or Failed, each naming the operation.
 func TestSelectForEvents(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
-	rec := &selectionRecorder{}
+	rec := &eventtest.Recorder{Keep: eventtest.Only[event.SelectionEvent]}
 	topo, err := New(Config{Seeds: []string{s.Addr()}, ConnConfig: connConfig, ServerSelectionTimeout: 300 * time.Millisecond, Events: event.NewDispatcher(rec)})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +32,7 @@ func TestSelectForEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.EndOperation()
-	evs := rec.take()
+	evs := rec.Take()
 	if len(evs) < 2 {
 		t.Fatalf("events %v", evs)
 	}
@@ -75,12 +56,12 @@ func TestSelectForEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer none.Close()
-	rec.take()
+	rec.Take()
 	_, err = none.SelectFor(context.Background(), selection.Write(), Op{Name: "find", ID: 8})
 	if err == nil {
 		t.Fatal("selected a server that does not exist")
 	}
-	evs = rec.take()
+	evs = rec.Take()
 	var kinds []string
 	for _, e := range evs {
 		switch e.(type) {

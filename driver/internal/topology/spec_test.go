@@ -15,6 +15,7 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 	"github.com/mongoscope/mongoscope/internal/spectest"
@@ -68,7 +69,7 @@ func TestSpecMonitoring(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := &recorder{}
+			rec := &eventtest.Recorder{}
 			topo, err := New(Config{
 				Seeds:            cs.Hosts,
 				SetName:          cs.ReplicaSet,
@@ -98,7 +99,7 @@ func TestSpecMonitoring(t *testing.T) {
 					}
 					feed(t, topo, addr, pair[1])
 				}
-				got := rec.events()[seen:]
+				got := topologyEvents(rec)[seen:]
 				seen += len(got)
 				compareEvents(t, i, phase.Outcome.Events, got)
 			}

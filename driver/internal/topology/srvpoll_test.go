@@ -14,6 +14,7 @@ import (
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 	"github.com/mongoscope/mongoscope/mongotest"
@@ -530,7 +531,7 @@ func TestSRVPollingEvents(t *testing.T) {
 	c := mongosCluster(t)
 	dns := newFakeDNS()
 	dns.set("mongodb", srvTest1, 27017, 27018)
-	rec := &recorder{}
+	rec := &eventtest.Recorder{}
 	cfg := srvConfig(c, dns, srvTest1, 27017, 27018)
 	cfg.Events = event.NewDispatcher(rec)
 	cfg.ConnectTimeout = time.Minute // the hanging lookup must end by Close, not by a timeout
@@ -547,14 +548,14 @@ func TestSRVPollingEvents(t *testing.T) {
 	if !ok {
 		t.Fatal("no server for the seed")
 	}
-	before := len(rec.events())
+	before := len(topologyEvents(rec))
 
 	dns.set("mongodb", srvTest1, 27018, 27019)
 	waitFor(t, topo, "the new host a mongos", func(d description.TopologyDescription) bool {
 		return hostsAre(srvAddrs(27018, 27019)...)(d) && allMongos(d)
 	})
 	var kinds []string
-	for _, e := range rec.events()[before:] {
+	for _, e := range topologyEvents(rec)[before:] {
 		switch e := e.(type) {
 		case *event.ServerClosed:
 			kinds = append(kinds, "closed "+e.Address)
@@ -593,7 +594,7 @@ func TestSRVPollingEvents(t *testing.T) {
 		t.Fatalf("%d goroutines left after Close:\n%s", len(g), strings.Join(g, "\n\n"))
 	}
 	closed := 0
-	for _, e := range rec.events() {
+	for _, e := range topologyEvents(rec) {
 		if e, ok := e.(*event.ServerClosed); ok && (e.Address == srvAddr(27018) || e.Address == srvAddr(27019)) {
 			closed++
 		}

@@ -8,34 +8,22 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
 	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
-// recorder keeps the topology events it receives.
-type recorder struct {
-	mu  sync.Mutex
-	evs []event.TopologyEvent
-}
-
-func (r *recorder) TopologyEvent(_ context.Context, e event.TopologyEvent) {
-	r.mu.Lock()
-	r.evs = append(r.evs, e)
-	r.mu.Unlock()
-}
-
-func (r *recorder) events() []event.TopologyEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.evs)
+// topologyEvents returns the topology events rec has recorded, oldest
+// first.
+func topologyEvents(rec *eventtest.Recorder) []event.TopologyEvent {
+	return eventtest.Of[event.TopologyEvent](rec)
 }
 
 func connConfig(addr string) conn.Config { return conn.Config{Address: addr} }
@@ -183,7 +171,7 @@ func TestDiscoverStandalone(t *testing.T) {
 	for _, mode := range []MonitoringMode{ModeStream, ModePoll} {
 		t.Run(string(mode), func(t *testing.T) {
 			srv := mongotest.NewServer(t, mongotest.Options{})
-			rec := &recorder{}
+			rec := &eventtest.Recorder{}
 			topo := newTopology(t, Config{Seeds: []string{srv.Addr()}, Mode: mode, HeartbeatFrequency: 500 * time.Millisecond, Events: event.NewDispatcher(rec)})
 			d := waitFor(t, topo, "a standalone", func(d description.TopologyDescription) bool {
 				return d.Type == description.Single && len(d.Servers) == 1 && d.Servers[0].Type == description.Standalone
@@ -223,7 +211,7 @@ func TestDiscoverStandalone(t *testing.T) {
 			}
 			topo.Close()
 			var opening, closed, started, awaited int
-			for _, e := range rec.events() {
+			for _, e := range topologyEvents(rec) {
 				switch e := e.(type) {
 				case *event.TopologyOpening:
 					opening++
@@ -250,7 +238,7 @@ func TestDiscoverReplicaSet(t *testing.T) {
 	for _, mode := range []MonitoringMode{ModeStream, ModePoll} {
 		t.Run(string(mode), func(t *testing.T) {
 			rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{})
-			rec := &recorder{}
+			rec := &eventtest.Recorder{}
 			seed := rs.Members()[1].Addr() // a secondary: discovery must find the rest
 			topo := newTopology(t, Config{Seeds: []string{seed}, SetName: rs.Name(), Mode: mode, HeartbeatFrequency: 500 * time.Millisecond, Events: event.NewDispatcher(rec)})
 			primary := description.NormalizeAddress(rs.Members()[0].Addr())
@@ -284,7 +272,7 @@ func TestDiscoverReplicaSet(t *testing.T) {
 			}
 			s.EndOperation()
 			opening := 0
-			for _, e := range rec.events() {
+			for _, e := range topologyEvents(rec) {
 				if _, ok := e.(*event.ServerOpening); ok {
 					opening++
 				}
@@ -399,7 +387,7 @@ func TestApplicationErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RolePrimary, SetName: "rs0"}})
-			rec := &recorder{}
+			rec := &eventtest.Recorder{}
 			topo := newTopology(t, Config{Seeds: []string{srv.Addr()}, DirectConnection: true, Mode: ModeStream, HeartbeatFrequency: 500 * time.Millisecond, Events: event.NewDispatcher(rec)})
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -413,7 +401,7 @@ func TestApplicationErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			gen := s.Pool().Stats().Generation
-			mark := len(rec.events())
+			mark := len(topologyEvents(rec))
 			opErr := tt.err(t, srv, pc.Conn())
 			out := topo.HandleConnError(pc, s.Address(), opErr, description.PhaseOperation)
 			if got := s.Pool().Stats().Generation > gen; got != tt.cleared {
@@ -425,7 +413,7 @@ func TestApplicationErrors(t *testing.T) {
 			if tt.unknown {
 				countUnknown := func() int {
 					n := 0
-					for _, e := range rec.events()[mark:] {
+					for _, e := range topologyEvents(rec)[mark:] {
 						if c, ok := e.(*event.ServerDescriptionChanged); ok && c.New.Kind == "Unknown" {
 							n++
 						}
