@@ -61,7 +61,8 @@ func (r *topologyReader) take() []string {
 // A monitor may call Client.Topology from a pool event. PoolReady and
 // PoolCleared used to be emitted with the pool's lock held, which
 // Client.Topology takes for the pool's statistics: the monitor deadlocked
-// the pool, and with it the client.
+// the pool, and with it the client. The topology still sends them with its
+// own lock held, which Client.Topology no longer takes.
 func TestPoolMonitorMayReadTopology(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
 	r := &topologyReader{}
