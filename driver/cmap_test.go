@@ -6,6 +6,8 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"runtime"
 	"strings"
 	"sync"
@@ -59,11 +61,9 @@ func (r *topologyReader) take() []string {
 // A monitor may call Client.Topology from a pool event. PoolReady and
 // PoolCleared used to be emitted with the pool's lock held, which
 // Client.Topology takes for the pool's statistics: the monitor deadlocked
-// the pool, and with it the client.
+// the pool, and with it the client. The topology still sends them with its
+// own lock held, which Client.Topology no longer takes.
 func TestPoolMonitorMayReadTopology(t *testing.T) {
-	t.Skip("the pool no longer emits PoolReady and PoolCleared with its lock held (pool.TestMonitorMayCallStats), " +
-		"but the topology calls Pool.Ready and Pool.ClearWithCause with its own lock held (applyLocked, handle), " +
-		"which Client.Topology takes too: the monitor still deadlocks the client there; reported on issue 10 for the topology")
 	s := mongotest.NewServer(t, mongotest.Options{})
 	r := &topologyReader{}
 	o := &ClientOptions{Monitors: []any{r}}
@@ -212,4 +212,173 @@ func TestInterruptedOperationFailsRetryable(t *testing.T) {
 	if took > 4*time.Second {
 		t.Errorf("the interrupted operation took %v: it ran until its command returned", took)
 	}
+}
+
+// reentrantMonitor reads the client's topology, and renders it, from inside
+// every event of its kind ("pool", "topology" or "selection"), counting
+// the events it read it from by type.
+type reentrantMonitor struct {
+	kind   string
+	client atomic.Pointer[Client]
+	mu     sync.Mutex
+	read   map[string]int
+}
+
+func (r *reentrantMonitor) visit(e any) {
+	c := r.client.Load()
+	if c == nil {
+		// An event of Connect itself, before the client exists.
+		return
+	}
+	snap := c.Topology()
+	_ = snap.String()
+	_ = c.Topology().String()
+	name := strings.TrimPrefix(fmt.Sprintf("%T", e), "*event.")
+	r.mu.Lock()
+	r.read[name]++
+	r.mu.Unlock()
+}
+
+func (r *reentrantMonitor) counts() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.read)
+}
+
+type poolReentrant struct{ *reentrantMonitor }
+
+func (m poolReentrant) PoolEvent(_ context.Context, e event.PoolEvent) { m.visit(e) }
+
+type topologyReentrant struct{ *reentrantMonitor }
+
+func (m topologyReentrant) TopologyEvent(_ context.Context, e event.TopologyEvent) { m.visit(e) }
+
+type selectionReentrant struct{ *reentrantMonitor }
+
+func (m selectionReentrant) SelectionEvent(_ context.Context, e event.SelectionEvent) { m.visit(e) }
+
+// A pool, topology or selection monitor may call Client.Topology (and
+// render it) from inside any event: during discovery, a failover and a pool
+// clear. The topology used to publish PoolReady and PoolCleared with its
+// lock held, which Client.Topology took too. A deadlock fails the test
+// after 10s instead of hanging it.
+func TestMonitorsMayReadTopology(t *testing.T) {
+	tests := []struct {
+		kind string
+		// want are event types the monitor must have read the topology
+		// from.
+		want []string
+	}{
+		{"pool", []string{"PoolReady", "PoolCleared", "ConnectionCreated", "ConnectionCheckedOut", "ConnectionClosed"}},
+		{"topology", []string{"ServerDescriptionChanged", "TopologyDescriptionChanged", "ServerHeartbeatSucceeded"}},
+		{"selection", []string{"ServerSelectionStarted", "ServerSelectionSucceeded", "ServerSelectionFailed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{ElectionDelay: 100 * time.Millisecond})
+			// Discovery comes after Connect returns, so the monitor
+			// reads the topology from its events.
+			for _, m := range rs.Members() {
+				m.AddLatency(20 * time.Millisecond)
+			}
+			r := &reentrantMonitor{kind: tt.kind, read: map[string]int{}}
+			var mon any
+			switch tt.kind {
+			case "pool":
+				mon = poolReentrant{r}
+			case "topology":
+				mon = topologyReentrant{r}
+			case "selection":
+				mon = selectionReentrant{r}
+			}
+			o := &ClientOptions{Monitors: []any{mon}}
+			if err := o.ApplyURI(rs.URI() + "&heartbeatFrequencyMS=500&serverSelectionTimeoutMS=5000"); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Connect(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.client.Store(c)
+			done := make(chan error, 1)
+			go func() { done <- reentrantScenario(rs, c) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				buf := make([]byte, 1<<20)
+				t.Log(string(buf[:runtime.Stack(buf, true)]))
+				// The client is stuck; disconnecting would hang too.
+				t.Fatalf("deadlock: a %s monitor calling Client.Topology blocked the client", tt.kind)
+			}
+			c.Disconnect(context.Background())
+			got := r.counts()
+			for _, name := range tt.want {
+				if got[name] == 0 {
+					t.Errorf("the %s monitor read the topology from no %s event; it did from %v", tt.kind, name, got)
+				}
+			}
+		})
+	}
+}
+
+// reentrantScenario discovers the replica set, fails over to another
+// primary and has the new primary's pool cleared by a network error.
+func reentrantScenario(rs *mongotest.ReplicaSet, c *Client) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		return fmt.Errorf("first ping: %w", err)
+	}
+	primaryReady := func(addr string) error {
+		for ctx.Err() == nil {
+			for _, s := range c.Topology().Servers {
+				if s.Address == addr && s.Kind == "RSPrimary" && s.Pool.State == "ready" {
+					return nil
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return fmt.Errorf("%s is not a known primary with a ready pool: %v", addr, c.Topology())
+	}
+	if err := primaryReady(strings.ToLower(rs.Primary().Addr())); err != nil {
+		return err
+	}
+	if err := rs.StepDown(ctx); err != nil {
+		return fmt.Errorf("step down: %w", err)
+	}
+	p, err := rs.WaitForPrimary(ctx)
+	if err != nil {
+		return err
+	}
+	if err := primaryReady(strings.ToLower(p.Addr())); err != nil {
+		return err
+	}
+	if err := c.Ping(ctx); err != nil {
+		return fmt.Errorf("ping after the failover: %w", err)
+	}
+	// A network error clears the pool; the next check marks it ready.
+	if err := p.SetFailPoint(bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: bson.D{{Key: "times", Value: 1}}},
+		{Key: "data", Value: bson.D{{Key: "failCommands", Value: bson.A{"ping"}}, {Key: "closeConnection", Value: true}}}}); err != nil {
+		return err
+	}
+	if err := c.Ping(ctx); err == nil {
+		return errors.New("ping through closeConnection succeeded")
+	}
+	if err := primaryReady(strings.ToLower(p.Addr())); err != nil {
+		return err
+	}
+	if err := c.Ping(ctx); err != nil {
+		return fmt.Errorf("ping after the clear: %w", err)
+	}
+	// A selection that fails.
+	sctx, scancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer scancel()
+	_, err = c.RunCommand(sctx, "admin", bson.D{{Key: "ping", Value: 1}}, &RunCommandOptions{ReadPreference: "secondary", ReadPreferenceTags: []map[string]string{{"dc": "nosuch"}}})
+	if err == nil {
+		return errors.New("a selection for a tag no member has succeeded")
+	}
+	return nil
 }

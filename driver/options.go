@@ -117,7 +117,13 @@ type ClientOptions struct {
 	// more of the monitor interfaces of package event (OperationMonitor,
 	// CommandMonitor, PoolMonitor, TopologyMonitor, SelectionMonitor) and
 	// gets every event of those families, in the order given. Connect
-	// refuses a value that implements none.
+	// refuses a value that implements none. Monitors run synchronously on
+	// the goroutine that emits the event. Any monitor may read
+	// Client.Topology; but a topology event, PoolReady or PoolCleared is
+	// sent while the client orders its discovery updates, so a monitor
+	// must not run an operation on the client from inside one (hand it
+	// to another goroutine): the operation may need to update the
+	// topology, which waits for the monitor to return.
 	Monitors []any `json:"-"`
 
 	// Logging turns on the standardized log messages (package

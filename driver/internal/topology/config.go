@@ -145,9 +145,13 @@ type Config struct {
 
 	Pool PoolOptions
 	// Events receives SDAM, heartbeat and CMAP events; nil sends none.
-	// Pool events of a clear or a ready pool are sent while the topology
-	// is locked (the specification ties them to the description update),
-	// so a monitor must not call back into the Topology synchronously.
+	// A monitor may call the Topology's readers (Description, Server,
+	// Current, OperationCount, RequestImmediateCheck) from any event: they
+	// take no lock. It must not update the Topology (HandleError, or an
+	// operation that may dial, fail or wait for a change) synchronously
+	// from a topology event or from PoolReady and PoolCleared: those are
+	// sent while the topology holds the locks that order its updates and
+	// their events (see the package documentation).
 	Events *event.Dispatcher
 }
 

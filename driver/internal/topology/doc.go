@@ -18,4 +18,21 @@
 // application handshake goes through the error handling rules
 // (Topology.HandleError), which leave the server alone when the pool labelled
 // the error SystemOverloadedError.
+//
+// Readers take no lock. Every update, under the topology's lock, publishes
+// an immutable snapshot (the description, the servers, the channel the
+// next change closes) that Description, Server, Current and
+// OperationCount load atomically, so selection never waits for an update
+// and an event monitor may read the topology (Client.Topology) from any
+// callback. Updates still hold their locks while events go out, because
+// the specifications fix their order: a pool is marked ready (PoolReady)
+// before its server is published as known, and cleared (PoolCleared)
+// after it is published as Unknown, both inside the update; the
+// ServerDescriptionChanged and TopologyDescriptionChanged events of one
+// update go out, in that order, before the next update starts. So a
+// monitor must not make the topology update from inside those events
+// (HandleError, or an operation that dials a connection, fails or waits
+// for a change): the update would wait for the monitor to return.
+// Selection events and the other pool events are sent with no topology
+// lock held.
 package topology

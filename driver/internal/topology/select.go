@@ -52,19 +52,16 @@ func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op)
 type waitFunc = func(t description.TopologyDescription, remaining time.Duration)
 
 // Current implements selection.Source. The description is the topology's
-// own immutable snapshot: selection reads it without a copy.
+// own immutable snapshot: selection reads it without a copy or a lock.
 func (t *Topology) Current() (description.TopologyDescription, <-chan struct{}) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.desc, t.changed
+	sn := t.snap.Load()
+	return sn.desc, sn.changed
 }
 
 // OperationCount implements selection.Source: the operations in progress
 // on the server at addr, 0 when the topology has no such server.
 func (t *Topology) OperationCount(addr string) int64 {
-	t.mu.Lock()
-	s := t.servers[addr]
-	t.mu.Unlock()
+	s := t.snap.Load().servers[addr]
 	if s == nil {
 		return 0
 	}
@@ -74,9 +71,7 @@ func (t *Topology) OperationCount(addr string) int64 {
 // RequestImmediateCheck implements selection.Source: every monitor checks
 // its server now, or as soon as minHeartbeatFrequency allows.
 func (t *Topology) RequestImmediateCheck() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, s := range t.servers {
+	for _, s := range t.snap.Load().servers {
 		if s.monitor != nil {
 			s.monitor.requestCheck()
 		}
@@ -109,13 +104,8 @@ func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWai
 			}
 			return nil, err
 		}
-		t.mu.Lock()
-		s := t.servers[chosen.Address]
-		if s != nil {
+		if s := t.snap.Load().servers[chosen.Address]; s != nil {
 			s.ops.Add(1)
-		}
-		t.mu.Unlock()
-		if s != nil {
 			return s, nil
 		}
 		// The server was removed between selection and lookup: select

@@ -30,12 +30,24 @@ type Topology struct {
 	// holding mu while monitors run.
 	publishMu sync.Mutex
 
-	mu        sync.Mutex
-	desc      description.TopologyDescription
-	changed   chan struct{}
-	servers   map[string]*Server
-	connected bool
-	closed    bool
+	// snap is what readers see: the description, the channel its next
+	// change closes and the servers, published by every update under mu.
+	// Readers (Description, Server, Current, OperationCount) never lock,
+	// so an event monitor may read the topology from any callback, even
+	// one the topology runs with mu held (a pool's PoolReady and
+	// PoolCleared).
+	snap atomic.Pointer[snapshot]
+
+	// mu serializes updates; desc, changed and servers are the writers'
+	// copy, read and changed under mu only.
+	mu      sync.Mutex
+	desc    description.TopologyDescription
+	changed chan struct{}
+	servers map[string]*Server
+	// serversChanged says servers differs from snap's map.
+	serversChanged bool
+	connected      bool
+	closed         bool
 	// removedServers holds servers an update removed, to stop once mu
 	// is released.
 	removedServers []*Server
@@ -48,6 +60,29 @@ type Topology struct {
 	// noMonitors leaves servers unmonitored, for tests that feed
 	// descriptions themselves.
 	noMonitors bool
+}
+
+// snapshot is one published state of the topology. Nothing modifies it
+// once stored: a new state is a new snapshot (the servers map is copied
+// when it changes and shared otherwise).
+type snapshot struct {
+	desc    description.TopologyDescription
+	changed <-chan struct{}
+	servers map[string]*Server
+}
+
+// publishLocked stores the writers' state as the readers' snapshot; t.mu
+// is held. It comes before changed is closed, so a woken selection finds
+// the new description.
+func (t *Topology) publishLocked() {
+	servers := t.servers
+	if old := t.snap.Load(); old != nil && !t.serversChanged {
+		servers = old.servers
+	} else {
+		servers = maps.Clone(servers)
+	}
+	t.serversChanged = false
+	t.snap.Store(&snapshot{desc: t.desc, changed: t.changed, servers: servers})
 }
 
 // Server is one server of the topology: its pool and its operation count.
@@ -77,7 +112,7 @@ func New(cfg Config) (*Topology, error) {
 		return nil, err
 	}
 	closing, stop := context.WithCancel(context.Background())
-	return &Topology{
+	t := &Topology{
 		closing:   closing,
 		stop:      stop,
 		cfg:       cfg,
@@ -86,7 +121,9 @@ func New(cfg Config) (*Topology, error) {
 		desc:      desc,
 		changed:   make(chan struct{}),
 		servers:   make(map[string]*Server),
-	}, nil
+	}
+	t.publishLocked()
+	return t, nil
 }
 
 // ID is the topology's id, carried by its events.
@@ -134,6 +171,7 @@ func (t *Topology) Connect() error {
 		started = append(started, s)
 		evs = append(evs, &event.ServerOpening{TopologyID: t.id, Address: sd.Address})
 	}
+	t.publishLocked()
 	if t.cfg.LoadBalanced && len(prev.Servers) == 1 {
 		evs = append(evs, t.applyLocked(description.LoadBalancerServer(prev.Servers[0].Address))...)
 	}
@@ -193,6 +231,7 @@ func (t *Topology) newServer(addr string) (*Server, error) {
 		s.monitor = newMonitor(t, s)
 	}
 	t.servers[addr] = s
+	t.serversChanged = true
 	return s, nil
 }
 
@@ -228,12 +267,15 @@ func (t *Topology) Close() {
 		}
 	}
 	t.servers = map[string]*Server{}
+	t.serversChanged = true
 	// A closed topology is Unknown with no servers (SDAM, "Client
 	// closing"); the change is published before TopologyClosed.
 	prev := t.desc
 	t.desc = description.TopologyDescription{Type: description.TopologyUnknown}
-	close(t.changed)
+	old := t.changed
 	t.changed = make(chan struct{})
+	t.publishLocked()
+	close(old)
 	t.mu.Unlock()
 	t.publishMu.Unlock()
 	// Monitors may be waiting for publishMu; they find the topology
@@ -255,18 +297,16 @@ func (t *Topology) Close() {
 }
 
 // Description returns a snapshot of the topology description. It is a
-// value nobody modifies, so the caller may keep it.
+// value nobody modifies, so the caller may keep it. It takes no lock: an
+// event monitor may call it from any callback.
 func (t *Topology) Description() description.TopologyDescription {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.desc
+	return t.snap.Load().desc
 }
 
-// Server returns the server at addr, if the topology monitors it.
+// Server returns the server at addr, if the topology monitors it. It
+// takes no lock, like Description.
 func (t *Topology) Server(addr string) (*Server, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, ok := t.servers[description.NormalizeAddress(addr)]
+	s, ok := t.snap.Load().servers[description.NormalizeAddress(addr)]
 	return s, ok
 }
 
@@ -325,9 +365,10 @@ func (t *Topology) applyLocked(sd description.ServerDescription) []event.Topolog
 		return nil
 	}
 	t.desc = next
-	// Every successful check marks the pool ready, in the same critical
-	// section as the update, so no selection finds the server known with
-	// its pool still paused.
+	// Every successful check marks the pool ready before the update is
+	// published (commitLocked), so no selection finds the server known
+	// with its pool still paused. PoolReady reaches the monitors with
+	// t.mu held; they can still read the topology, which takes no lock.
 	if s := t.servers[sd.Address]; s != nil && poolReady(sd.Type, next.Type) {
 		s.pool.Ready()
 	}
@@ -351,6 +392,7 @@ func (t *Topology) commitLocked(prev, next description.TopologyDescription, ch d
 	for _, addr := range ch.Removed {
 		if s := t.servers[addr]; s != nil {
 			delete(t.servers, addr)
+			t.serversChanged = true
 			t.removedServers = append(t.removedServers, s)
 			evs = append(evs, &event.ServerClosed{TopologyID: t.id, Address: addr})
 		}
@@ -378,9 +420,12 @@ func (t *Topology) commitLocked(prev, next description.TopologyDescription, ch d
 			New:        eventTopology(next),
 		})
 	}
-	// Wake selection waiters: even an RTT-only change may matter to them.
-	close(t.changed)
+	// Publish, then wake selection waiters: even an RTT-only change may
+	// matter to them.
+	old := t.changed
 	t.changed = make(chan struct{})
+	t.publishLocked()
+	close(old)
 	return evs
 }
 

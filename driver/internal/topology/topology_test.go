@@ -518,3 +518,84 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		})
 	}
 }
+
+// topologyReader is a pool monitor that reads the topology through every
+// reader method from inside PoolReady and PoolCleared, which the topology
+// emits with its lock held, and notes what Description said of the server.
+type topologyReader struct {
+	topo *Topology
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *topologyReader) PoolEvent(_ context.Context, e event.PoolEvent) {
+	var name string
+	switch e.(type) {
+	case *event.PoolReady:
+		name = "Ready"
+	case *event.PoolCleared:
+		name = "Cleared"
+	default:
+		return
+	}
+	addr := e.PoolAddress()
+	d := r.topo.Description()
+	sd, _ := d.Server(addr)
+	s, ok := r.topo.Server(addr)
+	if ok {
+		_ = s.Description()
+		_ = s.Pool().Stats()
+	}
+	cur, _ := r.topo.Current()
+	_ = cur
+	_ = r.topo.OperationCount(addr)
+	r.topo.RequestImmediateCheck()
+	r.mu.Lock()
+	r.seen = append(r.seen, name+":"+sd.Type.String())
+	r.mu.Unlock()
+}
+
+// The topology's readers take no lock, so a monitor may call them from
+// events the topology sends while it holds its own (a pool's PoolReady in
+// an update, PoolCleared in the error rules) without deadlocking it. The
+// pool is ready before the server is published as known (no selection
+// finds a known server with a paused pool), and the clear is seen after
+// the server was marked Unknown, as the error rules order them.
+func TestReadersFromPoolEvents(t *testing.T) {
+	const addr = "a.example.com:27017"
+	r := &topologyReader{}
+	topo, err := New(Config{Seeds: []string{addr}, ConnConfig: connConfig, Events: event.NewDispatcher(r)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.topo = topo
+	topo.noMonitors = true
+	if err := topo.Connect(); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := topo.Server(addr)
+	if !ok {
+		t.Fatalf("no server %s", addr)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		topo.apply(s, description.ServerDescription{Address: addr, Type: description.Standalone, MaxWireVersion: description.MaxSupportedWireVersion, LastUpdateTime: time.Now()})
+		topo.HandleError(addr, s.Pool().Stats().Generation, &conn.NetworkError{Op: "read", Address: addr, Err: errors.New("reset")}, description.PhaseOperation)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		buf := make([]byte, 1<<20)
+		t.Log(string(buf[:runtime.Stack(buf, true)]))
+		// The topology is stuck; closing it would hang too.
+		t.Fatal("deadlock: a pool monitor reading the topology blocked it")
+	}
+	topo.Close()
+	r.mu.Lock()
+	got := strings.Join(r.seen, " ")
+	r.mu.Unlock()
+	if want := "Ready:Unknown Cleared:Unknown"; got != want {
+		t.Errorf("the monitor saw %q, want %q", got, want)
+	}
+}
