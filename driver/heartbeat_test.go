@@ -88,7 +88,8 @@ var connectionInText = regexp.MustCompile(`connection (\d+)`)
 // TestHeartbeatLogConnectionIDs: every heartbeat log message names the
 // monitoring connection the check ran on, by a non-zero id; a started
 // message is followed by exactly one succeeded or failed message with the
-// same id, also when the dial itself fails; and the connection the
+// same id, also when the dial itself fails; a message on an established
+// connection carries its serverConnectionId; and the connection the
 // server's error names is the one the failed heartbeat names.
 func TestHeartbeatLogConnectionIDs(t *testing.T) {
 	const app = "heartbeatConnectionIDs"
@@ -168,6 +169,9 @@ func TestHeartbeatLogConnectionIDs(t *testing.T) {
 						t.Errorf("line %d: started on connection %d without its succeeded or failed message", i, l.connID)
 					} else if lines[i+1].connID != l.connID {
 						t.Errorf("line %d: started on connection %d, then %s on connection %d", i, l.connID, lines[i+1].msg, lines[i+1].connID)
+					}
+					if l.serverID == nil && hadSucceeded(lines[:i], l.connID) {
+						t.Errorf("line %d: started on connection %d, established, without serverConnectionId", i, l.connID)
 					}
 					continue
 				}
