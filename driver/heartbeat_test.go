@@ -213,3 +213,47 @@ func hadSucceeded(lines []heartbeatLine, id int64) bool {
 	}
 	return false
 }
+
+// TestLastServerRemovedWarning: a client whose only seed is outside the
+// replica set it asks for logs one "Last server removed from topology"
+// warning in the failover component (SDAM: a client SHOULD warn when it
+// removes the last server from the topology); a client that merely
+// closes, which also ends without servers, logs none.
+func TestLastServerRemovedWarning(t *testing.T) {
+	tests := []struct {
+		name, query string
+		want        bool
+	}{
+		{"standalone seed, replicaSet asked for", "?replicaSet=rs0", true},
+		{"closed", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mongotest.NewServer(t, mongotest.Options{})
+			log := &jsonLog{}
+			o := &ClientOptions{Logging: &logging.Options{Handler: slog.NewJSONHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}),
+				Levels: map[logging.Component]logging.Level{logging.ComponentFailover: logging.LevelWarning, logging.ComponentTopology: logging.LevelDebug}}}
+			c := connect(t, s.URI()+tt.query, o)
+			waitUntil(t, 5*time.Second, "the seed checked", func() bool {
+				ss := c.Topology().Servers
+				return len(ss) == 0 || ss[0].Kind != "Unknown"
+			})
+			c.Disconnect(context.Background())
+			lines := log.messages(t, "Last server removed from topology")
+			if !tt.want {
+				if len(lines) != 0 {
+					t.Fatalf("warned %v", lines)
+				}
+				return
+			}
+			if len(lines) != 1 {
+				t.Fatalf("%d warnings, want 1", len(lines))
+			}
+			m := lines[0]
+			want := strings.ToLower(s.Addr()) + " (Standalone)"
+			if m["level"] != "WARN" || m["component"] != "failover" || m["setName"] != "rs0" || m["removedServers"] != want {
+				t.Fatalf("warning %v, want level WARN, component failover, setName rs0, removedServers %q", m, want)
+			}
+		})
+	}
+}

@@ -375,6 +375,7 @@ func (t *Topology) handshakeSucceeded(s *Server, gen uint64, hello *handshake.Re
 	removed := t.takeRemoved()
 	t.mu.Unlock()
 	t.finishApply(evs, removed)
+	t.lastServerRemoved(evs, sd)
 }
 
 // failed handles a failed check: the failure event, then the error rules
