@@ -1,7 +1,10 @@
 package topology
 
 import (
+	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -192,4 +195,118 @@ func TestRTTMonitorPublishesNoHeartbeats(t *testing.T) {
 	if len(driverIDs) != 1 || len(serverIDs) != 1 {
 		t.Fatalf("heartbeats on driver connections %v, server connections %v; want only the monitoring connection", driverIDs, serverIDs)
 	}
+}
+
+// sdamPoolRecorder keeps topology and pool events in one sequence, each
+// with the time it arrived.
+type sdamPoolRecorder struct {
+	mu  sync.Mutex
+	evs []any
+	at  []time.Time
+}
+
+func (r *sdamPoolRecorder) add(e any) {
+	r.mu.Lock()
+	r.evs = append(r.evs, e)
+	r.at = append(r.at, time.Now())
+	r.mu.Unlock()
+}
+
+func (r *sdamPoolRecorder) TopologyEvent(_ context.Context, e event.TopologyEvent) { r.add(e) }
+func (r *sdamPoolRecorder) PoolEvent(_ context.Context, e event.PoolEvent)         { r.add(e) }
+
+func (r *sdamPoolRecorder) snapshot() ([]any, []time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.evs), slices.Clone(r.at)
+}
+
+// TestAwaitedCheckFailure: an awaited check that fails with a network
+// error marks the server Unknown, clears its pool (interrupting in-use
+// connections only when the error is a timeout) and retries at once on a
+// new connection, without waiting heartbeatFrequency (Server Monitoring,
+// "Network or command error during server check").
+func TestAwaitedCheckFailure(t *testing.T) {
+	const heartbeat = 600 * time.Millisecond
+	tests := []struct {
+		name string
+		// fail makes the awaited hello in progress fail; nil lets it time
+		// out (connectTimeout + heartbeatFrequency).
+		fail      func(srv *mongotest.Server)
+		interrupt bool
+	}{
+		{"timeout", nil, true},
+		{"connection closed", func(srv *mongotest.Server) { srv.ResetConnections() }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := mongotest.NewServer(t, mongotest.Options{})
+			scriptedHello(srv, time.Hour, true) // awaited hellos never answer
+			rec := &sdamPoolRecorder{}
+			topo := newTopology(t, Config{Seeds: []string{srv.Addr()}, Mode: ModeStream, HeartbeatFrequency: heartbeat,
+				ConnectTimeout: 100 * time.Millisecond, Events: event.NewDispatcher(rec)})
+			find := func(from int, match func(any) bool) (int, time.Time) {
+				evs, at := rec.snapshot()
+				for i := from; i < len(evs); i++ {
+					if match(evs[i]) {
+						return i, at[i]
+					}
+				}
+				return -1, time.Time{}
+			}
+			wait := func(what string, from int, match func(any) bool) (int, time.Time) {
+				t.Helper()
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					if i, at := find(from, match); i >= 0 {
+						return i, at
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("no %s", what)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			awaitedStarted := func(e any) bool { s, ok := e.(*event.ServerHeartbeatStarted); return ok && s.Awaited }
+			i, _ := wait("awaited heartbeat", 0, awaitedStarted)
+			if tt.fail != nil {
+				time.Sleep(50 * time.Millisecond)
+				tt.fail(srv)
+			}
+			f, failedAt := wait("failed awaited heartbeat", i, func(e any) bool { s, ok := e.(*event.ServerHeartbeatFailed); return ok && s.Awaited })
+			evs, _ := rec.snapshot()
+			failure := evs[f].(*event.ServerHeartbeatFailed)
+			wait("the server marked Unknown", f, func(e any) bool {
+				c, ok := e.(*event.ServerDescriptionChanged)
+				return ok && c.New.Kind == "Unknown" && c.New.Error != nil
+			})
+			c, _ := wait("the pool cleared", f, func(e any) bool { _, ok := e.(*event.PoolCleared); return ok })
+			evs, _ = rec.snapshot()
+			if got := evs[c].(*event.PoolCleared).InterruptInUseConnections; got != tt.interrupt {
+				t.Errorf("pool cleared with interruptInUseConnections %v after %v, want %v", got, failure.Failure, tt.interrupt)
+			}
+			r, retriedAt := wait("the retry", f, func(e any) bool { _, ok := e.(*event.ServerHeartbeatStarted); return ok })
+			evs, _ = rec.snapshot()
+			retry := evs[r].(*event.ServerHeartbeatStarted)
+			if retry.Awaited || retry.DriverConnectionID == failure.DriverConnectionID {
+				t.Errorf("retry on connection %d (awaited %v) after the failure on %d, want a new connection's handshake", retry.DriverConnectionID, retry.Awaited, failure.DriverConnectionID)
+			}
+			if d := retriedAt.Sub(failedAt); d > heartbeat/2 {
+				t.Errorf("the retry began %v after the failure, want at once (heartbeatFrequency is %v)", d, heartbeat)
+			}
+			topo.Close()
+			heartbeatPairs(t, topologyEvents(rec))
+		})
+	}
+}
+
+func topologyEvents(r *sdamPoolRecorder) []event.TopologyEvent {
+	evs, _ := r.snapshot()
+	var out []event.TopologyEvent
+	for _, e := range evs {
+		if e, ok := e.(event.TopologyEvent); ok {
+			out = append(out, e)
+		}
+	}
+	return out
 }
