@@ -105,6 +105,11 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	cfg := topologyConfig(cs, settings, d)
+	if sink != nil {
+		cfg.OnLastServerRemoved = func(w topology.LastServerRemoved) {
+			sink.LastServerRemoved(context.Background(), w.TopologyID, w.Topology, w.Removed)
+		}
+	}
 	if cs.Scheme == connstring.SchemeSRV && opts.URI != nil && len(opts.URI.Hosts) == 1 {
 		// The seeds came from SRV records: mongos discovery keeps polling
 		// them (the topology decides whether the deployment allows it).

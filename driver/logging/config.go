@@ -19,8 +19,9 @@ type Component string
 // driver's own, ComponentFailover, which the specification allows ("drivers
 // MAY define additional language-specific components ... for any
 // driver-specific messages"): it holds the informational "Primary changed"
-// message, so that the specification's components carry exactly the
-// specification's messages.
+// message and the warning "Last server removed from topology" (the SDAM
+// specification's SHOULD), so that the specification's components carry
+// exactly the specification's messages.
 const (
 	ComponentCommand         Component = "command"
 	ComponentTopology        Component = "topology"

@@ -69,6 +69,16 @@
 // Equality compares, primary, setVersion, electionId and topologyVersion
 // among them, so its previous and new descriptions never read the same.
 //
+// The failover component also has one warning, "Last server removed from
+// topology", which the SDAM specification says a client SHOULD emit: an
+// update removed the topology's last server (every seed turned out to be
+// outside the deployment configured, e.g. a member of another replica set,
+// or a standalone when a replica set was asked for), so no operation can
+// succeed until the deployment changes. Its fields are topologyId,
+// topologyType, setName (when one was configured) and removedServers,
+// e.g. "a:27017 (RSPrimary, setName other)". The topology tells the sink
+// itself; closing a client, which also leaves no servers, logs none.
+//
 // # Documents
 //
 // Commands, replies and heartbeat replies are logged as relaxed Extended

@@ -72,6 +72,13 @@ var (
 
 func nextRequestID() int32 { return requestIDs.Add(1) }
 
+// NextID takes the next value of the process-wide connection id counter,
+// the one Dial uses when Config.ID is 0. A caller that must name the
+// connection before dialling it (the server monitor, whose heartbeat
+// started event precedes the socket) takes its id here and passes it in
+// Config.ID.
+func NextID() int64 { return connIDs.Add(1) }
+
 // Conn is one established, handshaken connection. It carries one request
 // at a time: the caller (the pool) owns it exclusively between check-out
 // and check-in. Close may be called from any goroutine.
@@ -159,7 +166,7 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	id := cfg.ID
 	if id == 0 {
-		id = connIDs.Add(1)
+		id = NextID()
 	}
 	network := "tcp"
 	if strings.HasSuffix(cfg.Address, ".sock") {

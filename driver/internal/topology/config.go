@@ -110,6 +110,12 @@ type Config struct {
 	// It runs on the polling goroutine and must not call into the
 	// Topology.
 	OnSRVPollError func(error)
+	// OnLastServerRemoved, when set, is told of each update of the
+	// topology description that removed its last server, which the SDAM
+	// specification says a client SHOULD warn about; closing the topology
+	// is no such update. It runs after the update's events are published,
+	// in their order, and must not call into the Topology.
+	OnLastServerRemoved func(LastServerRemoved)
 
 	// ConnConfig returns the configuration of a connection to one server
 	// address, for monitors and pools alike (conn.Settings.Config is one).

@@ -191,7 +191,7 @@ func (m *monitor) check() bool {
 		tv = m.prevTV
 	}
 	awaited := c.Streaming() || tv != nil
-	m.heartbeatStarted(c.ID(), awaited)
+	m.heartbeatStarted(c, c.ID(), awaited)
 	start := time.Now()
 	var (
 		reply *conn.Reply
@@ -218,20 +218,20 @@ func (m *monitor) check() bool {
 	}
 	dur := time.Since(start)
 	if err != nil {
-		return m.failed(c, err, dur, awaited)
+		return m.failed(c, c.ID(), err, dur, awaited)
 	}
 	hello, err := handshake.ParseReply(reply.Body)
 	reply.Release()
 	if err != nil {
 		c.Close()
-		return m.failed(c, err, dur, awaited)
+		return m.failed(c, c.ID(), err, dur, awaited)
 	}
 	if !awaited {
 		// A polling check's duration is a round trip; awaited replies
 		// wait on purpose, so the RTT monitor measures instead.
 		m.s.rtt.Add(dur)
 	}
-	m.succeeded(c.ID(), &hello, dur, awaited)
+	m.succeeded(c, &hello, dur, awaited)
 	if !m.t.streaming || hello.TopologyVersion == nil {
 		return c.Streaming()
 	}
@@ -269,20 +269,28 @@ func (m *monitor) receive(c *conn.Conn, timeout time.Duration) (*conn.Reply, err
 
 // connect opens the monitoring connection; its handshake is the check.
 func (m *monitor) connect() bool {
-	m.heartbeatStarted(0, false)
+	// The connection is named before its socket exists, so that the
+	// started event (published before the socket is created) and the
+	// failed event of a dial that fails carry the id the dial's error
+	// names.
 	cc := m.config()
+	cc.ID = conn.NextID()
+	m.heartbeatStarted(nil, cc.ID, false)
 	ctx, cancel := m.timeout(m.t.cfg.monitorTimeout())
 	start := time.Now()
 	c, err := conn.Dial(ctx, cc)
 	dur := time.Since(start)
 	cancel()
 	if err != nil {
-		return m.failed(nil, err, dur, false)
+		return m.failed(nil, cc.ID, err, dur, false)
 	}
 	m.mu.Lock()
 	if m.stopped {
 		m.mu.Unlock()
 		c.Close()
+		// The started event has its pair even when the monitor was
+		// stopped while dialling (every started event has one).
+		m.publishSucceeded(c, c.Hello(), dur, false)
 		return false
 	}
 	m.conn = c
@@ -290,7 +298,7 @@ func (m *monitor) connect() bool {
 	m.mu.Unlock()
 	m.s.rtt.Add(dur)
 	hello := c.Hello()
-	m.succeeded(c.ID(), hello, dur, false)
+	m.succeeded(c, hello, dur, false)
 	if m.t.streaming && hello.TopologyVersion != nil {
 		m.startRTT()
 	}
@@ -303,7 +311,9 @@ func (m *monitor) connect() bool {
 // negotiating a mechanism, so it carries no credential. Its timeouts are
 // the monitor's own: connectTimeoutMS to connect, and no socketTimeoutMS
 // (which bounds application reads, and would cut every awaited hello
-// short); each check sets its deadline through its context instead.
+// short); each check sets its deadline through its context instead. Its
+// ID is 0, so that Dial takes a fresh one from the process-wide counter
+// (never one of the pool's ids); the server monitor sets its own first.
 func (m *monitor) config() conn.Config {
 	cc := m.t.cfg.ConnConfig(m.addr)
 	cc.ID = 0
@@ -313,18 +323,23 @@ func (m *monitor) config() conn.Config {
 	return cc
 }
 
-func (m *monitor) succeeded(connID int64, hello *handshake.Reply, dur time.Duration, awaited bool) {
+func (m *monitor) succeeded(c *conn.Conn, hello *handshake.Reply, dur time.Duration, awaited bool) {
 	m.prevTV = hello.TopologyVersion
-	if d := m.t.cfg.Events; d != nil && d.Topology() {
-		f := m.fields(connID, awaited)
-		id := hello.ConnectionID
-		f.ServerConnectionID = &id
-		d.TopologyEvent(context.Background(), &event.ServerHeartbeatSucceeded{HeartbeatFields: f, Duration: dur, Reply: hello.Raw})
-	}
+	m.publishSucceeded(c, hello, dur, awaited)
 	avg, _ := m.s.rtt.Average()
 	sd := description.NewServer(m.addr, hello, avg, time.Now())
 	sd.MinRoundTripTime = m.s.rtt.Min()
 	m.t.apply(m.s, sd)
+}
+
+// publishSucceeded publishes the success of a check on c with reply hello.
+func (m *monitor) publishSucceeded(c *conn.Conn, hello *handshake.Reply, dur time.Duration, awaited bool) {
+	if d := m.t.cfg.Events; d != nil && d.Topology() {
+		f := m.fields(c.ID(), awaited)
+		id := hello.ConnectionID
+		f.ServerConnectionID = &id
+		d.TopologyEvent(context.Background(), &event.ServerHeartbeatSucceeded{HeartbeatFields: f, Duration: dur, Reply: hello.Raw})
+	}
 }
 
 // handshakeSucceeded feeds the hello reply of an application connection's
@@ -360,15 +375,14 @@ func (t *Topology) handshakeSucceeded(s *Server, gen uint64, hello *handshake.Re
 	removed := t.takeRemoved()
 	t.mu.Unlock()
 	t.finishApply(evs, removed)
+	t.lastServerRemoved(evs, sd)
 }
 
 // failed handles a failed check: the failure event, then the error rules
 // (mark Unknown, clear the pool), and one immediate retry for a server
 // that was known.
-func (m *monitor) failed(c *conn.Conn, err error, dur time.Duration, awaited bool) bool {
-	var id int64
+func (m *monitor) failed(c *conn.Conn, id int64, err error, dur time.Duration, awaited bool) bool {
 	if c != nil {
-		id = c.ID()
 		c.Close()
 	}
 	m.prevTV = nil
@@ -379,11 +393,14 @@ func (m *monitor) failed(c *conn.Conn, err error, dur time.Duration, awaited boo
 		m.conn = nil
 	}
 	m.mu.Unlock()
+	// The failure is published even when the monitor's stop caused it:
+	// every started event has its pair. The monitors stop before the
+	// topology publishes TopologyClosed, which stays the last event.
+	if d := m.t.cfg.Events; d != nil && d.Topology() {
+		d.TopologyEvent(context.Background(), &event.ServerHeartbeatFailed{HeartbeatFields: m.connFields(c, id, awaited), Duration: dur, Failure: err})
+	}
 	if m.ctx.Err() != nil {
 		return false
-	}
-	if d := m.t.cfg.Events; d != nil && d.Topology() {
-		d.TopologyEvent(context.Background(), &event.ServerHeartbeatFailed{HeartbeatFields: m.fields(id, awaited), Duration: dur, Failure: err})
 	}
 	if cancelled {
 		// The application closed this check's connection after acting
@@ -396,10 +413,25 @@ func (m *monitor) failed(c *conn.Conn, err error, dur time.Duration, awaited boo
 	return out.SkipWait
 }
 
-func (m *monitor) heartbeatStarted(connID int64, awaited bool) {
+// heartbeatStarted publishes the start of a check on c, or, with c nil,
+// of the dial of the connection that will have id connID.
+func (m *monitor) heartbeatStarted(c *conn.Conn, connID int64, awaited bool) {
 	if d := m.t.cfg.Events; d != nil && d.Topology() {
-		d.TopologyEvent(context.Background(), &event.ServerHeartbeatStarted{HeartbeatFields: m.fields(connID, awaited)})
+		d.TopologyEvent(context.Background(), &event.ServerHeartbeatStarted{HeartbeatFields: m.connFields(c, connID, awaited)})
 	}
+}
+
+// connFields are the heartbeat fields of a check on c (nil while it is
+// being dialled), whose driver id is connID: the server's id for it is
+// known once its handshake has answered, and only then reported.
+func (m *monitor) connFields(c *conn.Conn, connID int64, awaited bool) event.HeartbeatFields {
+	f := m.fields(connID, awaited)
+	if c != nil {
+		if id := c.Hello().ConnectionID; id != 0 {
+			f.ServerConnectionID = &id
+		}
+	}
+	return f
 }
 
 func (m *monitor) fields(connID int64, awaited bool) event.HeartbeatFields {

@@ -325,6 +325,7 @@ func (t *Topology) apply(s *Server, sd description.ServerDescription) {
 	removed := t.takeRemoved()
 	t.mu.Unlock()
 	t.finishApply(evs, removed)
+	t.lastServerRemoved(evs, sd)
 }
 
 // finishApply publishes, starts the monitors of new servers and stops
