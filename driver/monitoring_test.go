@@ -1,44 +1,25 @@
 package driver
 
 import (
-	"context"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/internal/topology"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
-// sdamRecorder keeps every SDAM and CMAP event a client emits, in order.
-type sdamRecorder struct {
-	mu  sync.Mutex
-	evs []any
-	// changed is closed and replaced on every event, for waiters.
-	changed chan struct{}
-}
-
-func newSDAMRecorder() *sdamRecorder { return &sdamRecorder{changed: make(chan struct{})} }
-
-func (r *sdamRecorder) add(e any) {
-	r.mu.Lock()
-	r.evs = append(r.evs, e)
-	close(r.changed)
-	r.changed = make(chan struct{})
-	r.mu.Unlock()
-}
-
-func (r *sdamRecorder) TopologyEvent(_ context.Context, e event.TopologyEvent) { r.add(e) }
-func (r *sdamRecorder) PoolEvent(_ context.Context, e event.PoolEvent)         { r.add(e) }
-
-func (r *sdamRecorder) events() ([]any, <-chan struct{}) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.evs), r.changed
+// newSDAMRecorder records a client's topology and pool events in one
+// sequence.
+func newSDAMRecorder() *eventtest.Recorder {
+	return &eventtest.Recorder{Keep: func(e any) bool {
+		_, topo := e.(event.TopologyEvent)
+		_, pool := e.(event.PoolEvent)
+		return topo || pool
+	}}
 }
 
 // count counts the recorded events of type T.
@@ -52,22 +33,13 @@ func count[T any](evs []any) int {
 	return n
 }
 
-// waitEvents waits up to d for ok to hold of the recorded events.
-func (r *sdamRecorder) waitEvents(t *testing.T, d time.Duration, what string, ok func([]any) bool) []any {
+// waitEvents waits up to d for ok to hold of the events rec recorded.
+func waitEvents(t *testing.T, rec *eventtest.Recorder, d time.Duration, what string, ok func([]any) bool) []any {
 	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		evs, changed := r.events()
-		if ok(evs) {
-			return evs
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
+	if !rec.Wait(d, ok) {
+		t.Fatalf("timed out after %v waiting for %s", d, what)
 	}
+	return rec.Events()
 }
 
 // TestMonitorsIgnoreSocketTimeout is the regression test of issue 10: with
@@ -90,7 +62,7 @@ func TestMonitorsIgnoreSocketTimeout(t *testing.T) {
 			// Long enough for every monitor to wait out more than one
 			// awaited hello (maxAwaitTimeMS = heartbeatFrequencyMS).
 			time.Sleep(2500 * time.Millisecond)
-			evs, _ := rec.events()
+			evs := rec.Events()
 			if n := count[*event.ServerHeartbeatSucceeded](evs); n < 3 {
 				t.Fatalf("%d successful heartbeats, want at least 3", n)
 			}

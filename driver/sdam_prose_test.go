@@ -42,10 +42,10 @@ func TestStreamingProtocolHeartbeatFrequency(t *testing.T) {
 	if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	evs, _ := rec.events()
+	evs := rec.Events()
 	before := count[*event.ServerHeartbeatSucceeded](evs)
 	time.Sleep(2 * time.Second)
-	evs, _ = rec.events()
+	evs = rec.Events()
 	got := count[*event.ServerHeartbeatSucceeded](evs) - before
 	if got < 3 || got > 6 {
 		t.Fatalf("%d hello replies in 2 s with heartbeatFrequencyMS=500, want about 4", got)
@@ -68,7 +68,7 @@ func TestRTTContinuouslyUpdated(t *testing.T) {
 	}
 	// Long enough for several heartbeats (the prose test sleeps 2 s).
 	time.Sleep(time.Second)
-	evs, _ := rec.events()
+	evs := rec.Events()
 	changed := 0
 	for _, e := range evs {
 		if e, ok := e.(*event.ServerDescriptionChanged); ok && e.New.Kind != "Unknown" {
@@ -219,19 +219,19 @@ func TestConnectionPoolManagement(t *testing.T) {
 			cleared := func(e any) bool { _, ok := e.(*event.PoolCleared); return ok }
 
 			var mark int
-			rec.waitEvents(t, 5*time.Second, "PoolReady after the first ServerHeartbeatSucceeded", func(evs []any) bool {
+			waitEvents(t, rec, 5*time.Second, "PoolReady after the first ServerHeartbeatSucceeded", func(evs []any) bool {
 				var ok bool
 				mark, ok = after(evs, 0, succeeded, ready)
 				return ok
 			})
-			if evs, _ := rec.events(); slices.IndexFunc(evs, ready) < slices.IndexFunc(evs, succeeded) {
+			if evs := rec.Events(); slices.IndexFunc(evs, ready) < slices.IndexFunc(evs, succeeded) {
 				t.Fatal("PoolReady before the first ServerHeartbeatSucceeded")
 			}
 			if err := s.SetFailPoint(failHello(app, 2, bson.D{{Key: "errorCode", Value: int32(1234)}})); err != nil {
 				t.Fatal(err)
 			}
 			defer s.ClearFailPoints()
-			rec.waitEvents(t, 5*time.Second, "ServerHeartbeatFailed then PoolCleared", func(evs []any) bool {
+			waitEvents(t, rec, 5*time.Second, "ServerHeartbeatFailed then PoolCleared", func(evs []any) bool {
 				var ok bool
 				var m int
 				if m, ok = after(evs, mark, failed, cleared); ok {
@@ -239,7 +239,7 @@ func TestConnectionPoolManagement(t *testing.T) {
 				}
 				return ok
 			})
-			rec.waitEvents(t, 5*time.Second, "ServerHeartbeatSucceeded then PoolReady", func(evs []any) bool {
+			waitEvents(t, rec, 5*time.Second, "ServerHeartbeatSucceeded then PoolReady", func(evs []any) bool {
 				_, ok := after(evs, mark, succeeded, ready)
 				return ok
 			})

@@ -11,33 +11,16 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
-// topologyRecorder keeps a client's SDAM events.
-type topologyRecorder struct {
-	mu  sync.Mutex
-	evs []event.TopologyEvent
-}
-
-func (r *topologyRecorder) TopologyEvent(_ context.Context, e event.TopologyEvent) {
-	r.mu.Lock()
-	r.evs = append(r.evs, e)
-	r.mu.Unlock()
-}
-
-func (r *topologyRecorder) events() []event.TopologyEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]event.TopologyEvent(nil), r.evs...)
-}
-
 // descriptionChanges returns the ServerDescriptionChanged events for addr.
-func (r *topologyRecorder) descriptionChanges(addr string) []*event.ServerDescriptionChanged {
+func descriptionChanges(r *eventtest.Recorder, addr string) []*event.ServerDescriptionChanged {
 	var out []*event.ServerDescriptionChanged
-	for _, e := range r.events() {
-		if c, ok := e.(*event.ServerDescriptionChanged); ok && c.Address == addr {
+	for _, c := range eventtest.Of[*event.ServerDescriptionChanged](r) {
+		if c.Address == addr {
 			out = append(out, c)
 		}
 	}
@@ -62,17 +45,17 @@ func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
 // ServerDescriptionChanged (to Unknown), not one per heartbeat.
 func TestDeadMemberChangesOnce(t *testing.T) {
 	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{})
-	rec := &topologyRecorder{}
+	rec := &eventtest.Recorder{Keep: eventtest.Only[event.TopologyEvent]}
 	c := connect(t, rs.URI()+"&heartbeatFrequencyMS=500", &ClientOptions{Monitors: []any{rec}})
 	if err := c.Ping(ctxTimeout(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	addr := strings.ToLower(rs.Members()[2].Addr())
 	waitUntil(t, 10*time.Second, "the secondary's discovery", func() bool {
-		cs := rec.descriptionChanges(addr)
+		cs := descriptionChanges(rec, addr)
 		return len(cs) > 0 && cs[len(cs)-1].New.Kind == "RSSecondary"
 	})
-	before := len(rec.descriptionChanges(addr))
+	before := len(descriptionChanges(rec, addr))
 	if err := rs.Kill(2); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +64,7 @@ func TestDeadMemberChangesOnce(t *testing.T) {
 	host, port := event.SplitAddress(addr)
 	failures := func() int {
 		n := 0
-		for _, e := range rec.events() {
+		for _, e := range rec.Events() {
 			if f, ok := e.(*event.ServerHeartbeatFailed); ok && f.ServerHost == host && f.ServerPort == port {
 				n++
 			}
@@ -90,7 +73,7 @@ func TestDeadMemberChangesOnce(t *testing.T) {
 	}
 	waitUntil(t, 10*time.Second, "three failed heartbeats", func() bool { return failures() >= 3 })
 	time.Sleep(500 * time.Millisecond)
-	changes := rec.descriptionChanges(addr)[before:]
+	changes := descriptionChanges(rec, addr)[before:]
 	for _, ch := range changes {
 		t.Logf("%s -> %s (%v)", ch.Previous.Kind, ch.New.Kind, ch.New.Error)
 	}
