@@ -53,17 +53,20 @@ type lsRequirement struct {
 	Serverless       string   `json:"serverless"`
 }
 
+// lsClientEntity is a unified-format client entity.
+type lsClientEntity struct {
+	ID                  string                     `json:"id"`
+	URIOptions          map[string]json.RawMessage `json:"uriOptions"`
+	ObserveLogMessages  map[string]string          `json:"observeLogMessages"`
+	ObserveEvents       []string                   `json:"observeEvents"`
+	UseMultipleMongoses *bool                      `json:"useMultipleMongoses"`
+	// ObserveSensitiveCommands keeps the events of sensitive commands,
+	// which a client otherwise ignores (monitoring_spec_test.go).
+	ObserveSensitiveCommands bool `json:"observeSensitiveCommands"`
+}
+
 type lsEntity struct {
-	Client *struct {
-		ID                  string                     `json:"id"`
-		URIOptions          map[string]json.RawMessage `json:"uriOptions"`
-		ObserveLogMessages  map[string]string          `json:"observeLogMessages"`
-		ObserveEvents       []string                   `json:"observeEvents"`
-		UseMultipleMongoses *bool                      `json:"useMultipleMongoses"`
-		// ObserveSensitiveCommands keeps the events of sensitive commands,
-		// which a client otherwise ignores (monitoring_spec_test.go).
-		ObserveSensitiveCommands bool `json:"observeSensitiveCommands"`
-	} `json:"client"`
+	Client   *lsClientEntity `json:"client"`
 	Database *struct {
 		ID           string `json:"id"`
 		Client       string `json:"client"`
@@ -524,36 +527,9 @@ func (r *lsRunner) createEntities(es []lsEntity) error {
 
 func (r *lsRunner) createClient(e lsEntity) error {
 	ce := e.Client
-	hosts := r.d.hosts
-	if r.d.topology == "sharded" && ce.UseMultipleMongoses != nil && !*ce.UseMultipleMongoses {
-		hosts = hosts[:1]
-	}
-	params := append([]string(nil), r.d.params...)
-	keys := make([]string, 0, len(ce.URIOptions))
-	for k := range ce.URIOptions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	hasHeartbeat := false
-	for _, k := range keys {
-		v, err := uriOptionValue(ce.URIOptions[k])
-		if err != nil {
-			return err
-		}
-		if strings.EqualFold(k, "heartbeatFrequencyMS") {
-			hasHeartbeat = true
-		}
-		params = append(params, k+"="+url.QueryEscape(v))
-	}
-	if r.hasFail && !hasHeartbeat {
-		// The unified format lets a runner shorten heartbeats for a client
-		// that does not set them when the test configures a fail point:
-		// the monitor meets the fail point at its next check, not 10 s on.
-		params = append(params, "heartbeatFrequencyMS=500")
-	}
-	uri := "mongodb://" + r.d.creds + strings.Join(hosts, ",") + "/"
-	if len(params) > 0 {
-		uri += "?" + strings.Join(params, "&")
+	uri, err := r.d.clientURI(ce, r.hasFail)
+	if err != nil {
+		return err
 	}
 	levels := map[logging.Component]logging.Level{}
 	for _, c := range []logging.Component{logging.ComponentCommand, logging.ComponentTopology, logging.ComponentServerSelection, logging.ComponentConnection} {
@@ -1136,4 +1112,42 @@ func uriOptionValue(raw json.RawMessage) (string, error) {
 		return "", err
 	}
 	return fmt.Sprint(v), nil
+}
+
+// clientURI is the connection string of a unified-format client entity on
+// d: its uriOptions (numbers written as integers) after the deployment's
+// own parameters, one mongos when useMultipleMongoses is false, and
+// heartbeatFrequencyMS=500 when the test configures a fail point and the
+// client sets no heartbeat, as the unified format lets a runner do, so
+// the monitor meets the fail point at its next check, not 10 s on.
+func (d *lsDeployment) clientURI(ce *lsClientEntity, hasFail bool) (string, error) {
+	hosts := d.hosts
+	if d.topology == "sharded" && ce.UseMultipleMongoses != nil && !*ce.UseMultipleMongoses {
+		hosts = hosts[:1]
+	}
+	params := append([]string(nil), d.params...)
+	keys := make([]string, 0, len(ce.URIOptions))
+	for k := range ce.URIOptions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	hasHeartbeat := false
+	for _, k := range keys {
+		v, err := uriOptionValue(ce.URIOptions[k])
+		if err != nil {
+			return "", err
+		}
+		if strings.EqualFold(k, "heartbeatFrequencyMS") {
+			hasHeartbeat = true
+		}
+		params = append(params, k+"="+url.QueryEscape(v))
+	}
+	if hasFail && !hasHeartbeat {
+		params = append(params, "heartbeatFrequencyMS=500")
+	}
+	uri := "mongodb://" + d.creds + strings.Join(hosts, ",") + "/"
+	if len(params) > 0 {
+		uri += "?" + strings.Join(params, "&")
+	}
+	return uri, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -418,35 +417,9 @@ func (r *suRunner) createEntities(es []lsEntity) error {
 
 func (r *suRunner) createClient(e lsEntity) error {
 	ce := e.Client
-	hosts := r.d.hosts
-	if r.d.topology == "sharded" && ce.UseMultipleMongoses != nil && !*ce.UseMultipleMongoses {
-		hosts = hosts[:1]
-	}
-	params := append([]string(nil), r.d.params...)
-	keys := make([]string, 0, len(ce.URIOptions))
-	for k := range ce.URIOptions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	hasHeartbeat := false
-	for _, k := range keys {
-		v, err := uriOptionValue(ce.URIOptions[k])
-		if err != nil {
-			return err
-		}
-		if strings.EqualFold(k, "heartbeatFrequencyMS") {
-			hasHeartbeat = true
-		}
-		params = append(params, k+"="+url.QueryEscape(v))
-	}
-	if r.hasFail && !hasHeartbeat {
-		// The unified format lets a runner shorten the heartbeats of a
-		// client that sets none when the test configures a fail point.
-		params = append(params, "heartbeatFrequencyMS=500")
-	}
-	uri := "mongodb://" + r.d.creds + strings.Join(hosts, ",") + "/"
-	if len(params) > 0 {
-		uri += "?" + strings.Join(params, "&")
+	uri, err := r.d.clientURI(ce, r.hasFail)
+	if err != nil {
+		return err
 	}
 	sc := &suClient{observe: map[string]bool{}}
 	for _, name := range ce.ObserveEvents {
