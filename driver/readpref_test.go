@@ -6,13 +6,13 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
@@ -107,28 +107,12 @@ func TestMaxStalenessValidation(t *testing.T) {
 	}
 }
 
-// commandLog records the commands a client sends.
-type commandLog struct {
-	mu   sync.Mutex
-	cmds []*event.CommandStarted
-}
-
-func (l *commandLog) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.cmds = append(l.cmds, e)
-	return ctx
-}
-func (*commandLog) CommandSucceeded(context.Context, *event.CommandSucceeded) {}
-func (*commandLog) CommandFailed(context.Context, *event.CommandFailed)       {}
-
-// last returns the last command named name.
-func (l *commandLog) last(name string) *event.CommandStarted {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i := len(l.cmds) - 1; i >= 0; i-- {
-		if l.cmds[i].CommandName == name {
-			return l.cmds[i]
+// lastStarted returns the last command named name that rec saw start.
+func lastStarted(rec *eventtest.Recorder, name string) *event.CommandStarted {
+	cmds := eventtest.Of[*event.CommandStarted](rec)
+	for i := len(cmds) - 1; i >= 0; i-- {
+		if cmds[i].CommandName == name {
+			return cmds[i]
 		}
 	}
 	return nil
@@ -165,13 +149,13 @@ func TestReadPreferenceSent(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &commandLog{}
+			log := &eventtest.Recorder{Keep: eventtest.Only[*event.CommandStarted]}
 			c := connect(t, tc.uri, &ClientOptions{Monitors: []any{log}})
 			ctx := ctxTimeout(t, 10*time.Second)
 			if _, err := c.RunCommand(ctx, "app", find, tc.opts); err != nil {
 				t.Fatalf("find: %v", err)
 			}
-			e := log.last("find")
+			e := lastStarted(log, "find")
 			if e == nil {
 				t.Fatal("no find command seen")
 			}
