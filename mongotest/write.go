@@ -2,6 +2,7 @@ package mongotest
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -16,7 +17,7 @@ var (
 	updateArgs = fieldSet("updates", "ordered", "bypassDocumentValidation", "stmtIds", "stmtId")
 	deleteArgs = fieldSet("deletes", "ordered", "stmtIds", "stmtId")
 	// The fields of one update or delete statement.
-	updateStmtArgs = fieldSet("q", "u", "upsert", "multi", "arrayFilters", "hint", "upsertSupplied")
+	updateStmtArgs = fieldSet("q", "u", "upsert", "multi", "arrayFilters", "hint", "upsertSupplied", "sort")
 	deleteStmtArgs = fieldSet("q", "limit", "hint")
 )
 
@@ -140,6 +141,7 @@ type updateStmt struct {
 	u      *update.Update
 	upsert bool
 	multi  bool
+	sort   *query.Sort // 8.0: which match a single update picks; nil for none
 }
 
 // parseUpdateStmt checks a statement's fields (a problem fails the whole
@@ -175,8 +177,27 @@ func parseUpdateStmt(doc bson.Raw) (st updateStmt, cmdErr, stmtErr error) {
 	if cmdErr != nil {
 		return
 	}
+	var sortSpec bson.Raw
+	if sortSpec, cmdErr = docArg(doc, "sort", "update.updates"); cmdErr != nil {
+		return
+	}
+	_, hasSort := doc.LookupErr("sort")
+	if hasSort == nil && st.multi {
+		// mongod checks this before it runs the statement, outside the
+		// statement's error handling, so the command fails.
+		cmdErr = newError(mongoerr.FailedToParse, "Cannot specify sort with multi=true")
+		return
+	}
 	if st.m, stmtErr = query.NewMatcher(st.q); stmtErr != nil {
 		return
+	}
+	if hasSort == nil {
+		if st.sort, stmtErr = query.NewSort(sortSpec); stmtErr != nil {
+			return
+		}
+		if st.sort.Empty() {
+			st.sort = nil
+		}
 	}
 	if st.u, stmtErr = update.Compile(u, filters); stmtErr != nil {
 		return
@@ -252,7 +273,7 @@ func (u *undoLog) run() {
 func applyUpdate(c *store.Collection, st updateStmt, now time.Time, undo *undoLog) (stmtResult, error) {
 	var res stmtResult
 	var err error
-	forEachMatch(c, st.m, func(doc bson.Raw) bool {
+	visit := func(doc bson.Raw) bool {
 		matched, modified := false, false
 		before, _, merr := c.Modify(doc.Lookup("_id"), func(cur bson.Raw) (bson.Raw, error) {
 			if !st.m.Match(cur) {
@@ -283,7 +304,24 @@ func applyUpdate(c *store.Collection, st updateStmt, now time.Time, undo *undoLo
 			}
 		}
 		return !matched || st.multi
-	})
+	}
+	if st.sort == nil {
+		forEachMatch(c, st.m, visit)
+	} else {
+		// The first match in sort order; later ones are candidates should
+		// the first stop matching before it is modified.
+		var docs []bson.Raw
+		forEachMatch(c, st.m, func(doc bson.Raw) bool {
+			docs = append(docs, doc)
+			return true
+		})
+		slices.SortStableFunc(docs, st.sort.Compare)
+		for _, doc := range docs {
+			if !visit(doc) {
+				break
+			}
+		}
+	}
 	if err != nil || res.n > 0 || !st.upsert {
 		return res, err
 	}
