@@ -83,6 +83,10 @@ func insertCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	val, err := writeValidation(r, c)
+	if err != nil {
+		return nil, err
+	}
 	var (
 		n        int64
 		errs     []writeErr
@@ -94,7 +98,10 @@ func insertCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			n++
 			continue
 		}
-		stored, err := c.InsertWithID(doc)
+		stored, err := validInsert(val, doc)
+		if err == nil {
+			stored, err = c.InsertWithID(stored)
+		}
 		if err != nil {
 			errs = append(errs, writeErr{i, err})
 			if ordered {
@@ -268,9 +275,23 @@ func (u *undoLog) run() {
 	}
 }
 
-// applyUpdate runs one update statement on c. With undo non-nil, it keeps
-// what it needs to take the write back.
-func applyUpdate(c *store.Collection, st updateStmt, now time.Time, undo *undoLog) (stmtResult, error) {
+// validInsert returns doc as it would be stored, checked against val
+// (which may be nil).
+func validInsert(val *validation, doc bson.Raw) (bson.Raw, error) {
+	if val == nil {
+		return doc, nil
+	}
+	stored, err := store.PrepareInsert(doc)
+	if err != nil {
+		return nil, err
+	}
+	return stored, val.check(stored, nil)
+}
+
+// applyUpdate runs one update statement on c, checking what it writes
+// against val (nil for none). With undo non-nil, it keeps what it needs to
+// take the write back.
+func applyUpdate(c *store.Collection, st updateStmt, val *validation, now time.Time, undo *undoLog) (stmtResult, error) {
 	var res stmtResult
 	var err error
 	visit := func(doc bson.Raw) bool {
@@ -283,6 +304,9 @@ func applyUpdate(c *store.Collection, st updateStmt, now time.Time, undo *undoLo
 			out, changed, aerr := st.u.Apply(cur, false, now)
 			if aerr != nil || !changed {
 				return nil, aerr
+			}
+			if verr := val.check(out, cur); verr != nil {
+				return nil, verr
 			}
 			modified = true
 			return out, nil
@@ -326,6 +350,9 @@ func applyUpdate(c *store.Collection, st updateStmt, now time.Time, undo *undoLo
 		return res, err
 	}
 	doc, err := upsertDoc(st.q, st.u, now)
+	if err == nil {
+		doc, err = validInsert(val, doc)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -379,6 +406,10 @@ func updateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	val, err := writeValidation(r, c)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	var (
 		n, nModified int64
@@ -395,7 +426,7 @@ func updateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 				if rt != nil {
 					undo = &undoLog{c: c}
 				}
-				res, err = applyUpdate(c, st, now, undo)
+				res, err = applyUpdate(c, st, val, now, undo)
 				if err == nil && (res.n > 0 || res.nModified > 0) {
 					if f := s.txnWriteFault(rt); f != nil {
 						if f.failCode != 0 {
