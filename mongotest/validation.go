@@ -16,22 +16,67 @@ import (
 // as create and collMod set them.
 type validation struct {
 	raw    bson.Raw
-	match  *agg.Pipeline // [{$match: validator}]
+	match  *validator
 	level  string        // "strict" (the default) or "moderate"; "off" has no validation
 	action string        // "error" (the default), "warn" or "errorAndLog"
 }
 
+// validator is a compiled collection validator: a top-level $jsonSchema
+// (evaluated by jsonschema.go) and the rest of the filter (run as a
+// $match, so $expr works).
+type validator struct {
+	rest   *agg.Pipeline // nil when the filter is only a $jsonSchema
+	schema *schema
+}
+
 // compileValidator checks a validator as create and collMod do: a query
-// filter mongotest can run. $jsonSchema is NotImplemented (the query
-// engine refuses it).
-func compileValidator(v bson.Raw) (*agg.Pipeline, error) {
-	start, b := bson.AppendDocumentStart(nil)
-	b = bson.AppendDocumentElement(b, "$match", v)
-	stage, err := bson.AppendDocumentEnd(b, start)
+// filter mongotest can run, with at most a top-level $jsonSchema of the
+// keywords jsonschema.go implements.
+func compileValidator(v bson.Raw) (*validator, error) {
+	out := &validator{}
+	start, rest := bson.AppendDocumentStart(nil)
+	it := v.Iter()
+	for it.Next() {
+		if it.Key() != "$jsonSchema" {
+			rest = append(rest, it.Element()...)
+			continue
+		}
+		d, ok := it.Value().DocumentOK()
+		if !ok {
+			return nil, newError(mongoerr.TypeMismatch, "$jsonSchema must be an object")
+		}
+		var err error
+		if out.schema, err = compileSchema(d); err != nil {
+			return nil, err
+		}
+	}
+	restDoc, err := bson.AppendDocumentEnd(rest, start)
 	if err != nil {
 		return nil, newError(10334, "validator is too large")
 	}
-	return agg.Compile([]bson.Raw{stage}, agg.Options{})
+	if out.schema == nil || len(restDoc) > 5 {
+		ms, m := bson.AppendDocumentStart(nil)
+		m = bson.AppendDocumentElement(m, "$match", restDoc)
+		stage, _ := bson.AppendDocumentEnd(m, ms)
+		if out.rest, err = agg.Compile([]bson.Raw{stage}, agg.Options{}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (v *validator) matches(doc bson.Raw) (bool, error) {
+	if v.schema != nil && !v.schema.matchesDoc(doc) {
+		return false, nil
+	}
+	if v.rest == nil {
+		return true, nil
+	}
+	out, err := v.rest.Run(func(yield func(bson.Raw) bool) { yield(doc) })
+	if err != nil {
+		return false, err
+	}
+	return len(out) == 1, nil
 }
 
 // collValidation returns c's validation, or nil when writes to c are not
@@ -71,13 +116,7 @@ func writeValidation(r *Request, c *store.Collection) (*validation, error) {
 	return collValidation(c)
 }
 
-func (v *validation) matches(doc bson.Raw) (bool, error) {
-	out, err := v.match.Run(func(yield func(bson.Raw) bool) { yield(doc) })
-	if err != nil {
-		return false, err
-	}
-	return len(out) == 1, nil
-}
+func (v *validation) matches(doc bson.Raw) (bool, error) { return v.match.matches(doc) }
 
 // check validates doc, the document an insert or update would store; old
 // is the document an update replaces (nil for inserts and upserts). Under
@@ -128,8 +167,8 @@ func appendErrInfo(dst []byte, err error) []byte {
 // errInfo is {failingDocumentId, details}. The details follow mongod's
 // doc_validation_error for the validators whose explanation mongotest
 // builds exactly: top-level field predicates ($eq, $gt, $gte, $lt, $lte,
-// $in, $type, $exists: true) and $expr, several of them under an implicit
-// $and. Any other predicate is described by its operatorName (and
+// $in, $type, $exists: true), $expr and $jsonSchema, several of them
+// under an implicit $and. Any other predicate is described by its operatorName (and
 // specifiedAs for a field predicate) only.
 func (v *validation) errInfo(doc bson.Raw) bson.Raw {
 	start, b := bson.AppendDocumentStart(nil)
@@ -216,14 +255,18 @@ func (c clause) matches(doc bson.Raw) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	out, err := p.Run(func(yield func(bson.Raw) bool) { yield(doc) })
-	return len(out) == 1, err
+	return p.matches(doc)
 }
 
 // explain builds the details of a clause doc fails.
 func (c clause) explain(doc bson.Raw) bson.Raw {
 	start, b := bson.AppendDocumentStart(nil)
 	b = bson.AppendStringElement(b, "operatorName", c.op)
+	if c.op == "$jsonSchema" {
+		if s, err := compileSchema(c.arg.Document()); err == nil {
+			return s.details(doc)
+		}
+	}
 	if c.field == "" {
 		if c.op == "$expr" {
 			b = bson.AppendDocumentElement(b, "specifiedAs", c.spec)

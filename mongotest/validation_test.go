@@ -107,11 +107,61 @@ func TestValidationErrInfo(t *testing.T) {
 	}
 }
 
+// $jsonSchema validators: matching and errInfo details as mongod's
+// doc_validation_error tests give them.
+func TestValidationJSONSchema(t *testing.T) {
+	_, c := crudServer(t)
+	tests := []struct {
+		name    string
+		schema  bson.D
+		doc     bson.D
+		details string // "" when the document is valid
+	}{
+		{"minimum with title and description", d("properties", d("a", d("minimum", 1)), "title", "example title", "description", "example description"), d("a", 0),
+			`{"operatorName":"$jsonSchema","title":"example title","description":"example description","schemaRulesNotSatisfied":[{"operatorName":"properties","propertiesNotSatisfied":[{"propertyName":"a","details":[{"operatorName":"minimum","specifiedAs":{"minimum":1},"reason":"comparison failed","consideredValue":0}]}]}]}`},
+		{"type with annotations", d("properties", d("a", d("type", "number", "minimum", 1, "title", "property a", "description", "a >= 1"))), d("a", "foo"),
+			`{"operatorName":"$jsonSchema","schemaRulesNotSatisfied":[{"operatorName":"properties","propertiesNotSatisfied":[{"propertyName":"a","title":"property a","description":"a >= 1","details":[{"operatorName":"type","specifiedAs":{"type":"number"},"reason":"type did not match","consideredValue":"foo","consideredType":"string"}]}]}]}`},
+		{"bsonType", d("properties", d("a", d("bsonType", "int", "minimum", 1))), d("a", 1.1),
+			`{"operatorName":"$jsonSchema","schemaRulesNotSatisfied":[{"operatorName":"properties","propertiesNotSatisfied":[{"propertyName":"a","details":[{"operatorName":"bsonType","specifiedAs":{"bsonType":"int"},"reason":"type did not match","consideredValue":1.1,"consideredType":"double"}]}]}]}`},
+		{"required missing", d("required", bson.A{"a"}, "properties", d("a", d("minimum", 1))), d("b", 1),
+			`{"operatorName":"$jsonSchema","schemaRulesNotSatisfied":[{"operatorName":"required","specifiedAs":{"required":["a"]},"missingProperties":["a"]}]}`},
+		{"exclusive minimum", d("properties", d("a", d("minimum", 1, "exclusiveMinimum", true))), d("a", 1),
+			`{"operatorName":"$jsonSchema","schemaRulesNotSatisfied":[{"operatorName":"properties","propertiesNotSatisfied":[{"propertyName":"a","details":[{"operatorName":"minimum","specifiedAs":{"minimum":1,"exclusiveMinimum":true},"reason":"comparison failed","consideredValue":1}]}]}]}`},
+		{"enum", d("properties", d("c", d("enum", bson.A{1, 2, 3}))), d("c", 0),
+			`{"operatorName":"$jsonSchema","schemaRulesNotSatisfied":[{"operatorName":"properties","propertiesNotSatisfied":[{"propertyName":"c","details":[{"operatorName":"enum","specifiedAs":{"enum":[1,2,3]},"reason":"value was not found in enum","consideredValue":0}]}]}]}`},
+		{"maxLength", d("properties", d("s", d("maxLength", 2))), d("s", "abc"),
+			`{"operatorName":"$jsonSchema","schemaRulesNotSatisfied":[{"operatorName":"properties","propertiesNotSatisfied":[{"propertyName":"s","details":[{"operatorName":"maxLength","specifiedAs":{"maxLength":2},"reason":"specified string length was not satisfied","consideredValue":"abc"}]}]}]}`},
+		{"keywords of other types do not apply", d("properties", d("a", d("minimum", 5, "maxLength", 1))), d("a", "x"), ""},
+		{"missing optional property", d("properties", d("a", d("bsonType", "string"))), d("b", 1), ""},
+		{"nested required", d("properties", d("o", d("bsonType", "object", "required", bson.A{"z", "y"}))), d("o", d("x", 1)),
+			`{"operatorName":"$jsonSchema","schemaRulesNotSatisfied":[{"operatorName":"properties","propertiesNotSatisfied":[{"propertyName":"o","details":[{"operatorName":"required","specifiedAs":{"required":["z","y"]},"missingProperties":["y","z"]}]}]}]}`},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			coll := "s" + string(rune('a'+i))
+			c.mustRun("db", d("create", coll, "validator", d("$jsonSchema", tc.schema)))
+			r := c.mustRun("db", d("insert", coll, "documents", bson.A{tc.doc}))
+			if tc.details == "" {
+				expectField(t, r, "writeErrors", "<missing>")
+				return
+			}
+			expectField(t, r, "writeErrors.0.code", "121")
+			expectField(t, r, "writeErrors.0.errInfo.details", tc.details)
+		})
+	}
+}
+
 // create and collMod check a validator: $jsonSchema is not implemented,
 // and a bad filter is mongod's parse error.
 func TestValidatorOptions(t *testing.T) {
 	_, c := crudServer(t)
-	_, err := c.run("db", d("create", "j", "validator", d("$jsonSchema", d("bsonType", "object"))))
+	_, err := c.run("db", d("create", "j", "validator", d("$jsonSchema", d("properties", d("a", d("pattern", "^x"))))))
+	wantCode(t, err, 238, "$jsonSchema keyword 'pattern'")
+	_, err = c.run("db", d("create", "j", "validator", d("$jsonSchema", d("nope", 1))))
+	wantCode(t, err, 9, "Unknown $jsonSchema keyword: nope")
+	_, err = c.run("db", d("create", "j", "validator", d("$jsonSchema", d("type", "integer"))))
+	wantCode(t, err, 9, "$jsonSchema type 'integer' is not currently supported.")
+	_, err = c.run("db", d("create", "j", "validator", d("$or", bson.A{d("$jsonSchema", d("required", bson.A{"a"}))})))
 	wantCode(t, err, 238, "$jsonSchema")
 	_, err = c.run("db", d("create", "j", "validator", d("$bad", 1)))
 	wantCode(t, err, 2, "unknown top level operator")
