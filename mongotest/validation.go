@@ -17,8 +17,8 @@ import (
 type validation struct {
 	raw    bson.Raw
 	match  *validator
-	level  string        // "strict" (the default) or "moderate"; "off" has no validation
-	action string        // "error" (the default), "warn" or "errorAndLog"
+	level  string // "strict" (the default) or "moderate"; "off" has no validation
+	action string // "error" (the default), "warn" or "errorAndLog"
 }
 
 // validator is a compiled collection validator: a top-level $jsonSchema
