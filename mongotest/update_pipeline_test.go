@@ -43,7 +43,9 @@ func TestUpdatePipeline(t *testing.T) {
 	expectField(t, r, "value", `{"_id":2,"b":3,"s":5,"f":5}`)
 	r = c.mustRun("db", d("findAndModify", "c", "query", d("_id", 5, "x", 1), "update", bson.A{d("$set", d("y", "$x"))}, "upsert", true, "new", true))
 	expectField(t, r, "value", `{"_id":5,"x":1,"y":1}`)
-	_, err := c.run("db", d("findAndModify", "c", "query", d("_id", 2), "update", bson.A{d("$sort", d("a", 1))}))
+	_, err := c.run("db", d("update", "c", "updates", bson.A{d("q", d("_id", 1), "u", bson.A{d("$set", d("a", 1)), 5})}))
+	wantCode(t, err, 14, "Each element of the 'pipeline' array must be an object")
+	_, err = c.run("db", d("findAndModify", "c", "query", d("_id", 2), "update", bson.A{d("$sort", d("a", 1))}))
 	wantCode(t, err, 72, "$sort is not allowed to be used within an update")
 
 	want := `[{"_id":1,"u":1,"foo":1},{"_id":2,"b":3,"s":5,"f":5},{"_id":3,"k":4,"k2":8},{"_id":5,"x":1,"y":1}]`

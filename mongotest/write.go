@@ -174,6 +174,17 @@ func parseUpdateStmt(doc bson.Raw) (st updateStmt, cmdErr, stmtErr error) {
 		cmdErr = newError(mongoerr.TypeMismatch, "BSON field 'update.updates.u' is the wrong type '%s', expected types '[object, array]'", typeName(u.Type))
 		return
 	}
+	if arr, ok := u.ArrayOK(); ok {
+		// mongod's parser reads a pipeline's stages as objects, failing the
+		// command otherwise; the stages themselves are parsed per statement.
+		vals, _ := arr.Values()
+		for _, v := range vals {
+			if v.Type != bson.TypeEmbeddedDocument {
+				cmdErr = newError(mongoerr.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+				return
+			}
+		}
+	}
 	if st.upsert, cmdErr = boolArg(doc, "upsert", "update.updates"); cmdErr != nil {
 		return
 	}
