@@ -278,8 +278,8 @@ var createArgs = fieldSet("capped", "size", "max", "validator", "validationLevel
 	"viewOn", "pipeline", "timeseries", "clusteredIndex", "expireAfterSeconds",
 	"changeStreamPreAndPostImages", "recordPreImages", "encryptedFields")
 
-// listedOptions are create and collMod options stored and listed without
-// effect.
+// listedOptions are create and collMod options kept in the collection's
+// options as given; the validation ones take effect in validation.go.
 var listedOptions = fieldSet("validator", "validationLevel", "validationAction", "storageEngine", "indexOptionDefaults")
 
 func createCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
@@ -335,8 +335,8 @@ func extraOptions(body bson.Raw) (bson.Raw, error) {
 				return nil, newError(mongoerr.TypeMismatch, "BSON field '%s' is the wrong type '%s', expected type 'object'", it.Key(), typeName(it.Value().Type))
 			}
 			if it.Key() == "validator" {
-				// A validator must be a filter mongod could run.
-				if _, err := query.NewMatcher(it.Value().Document()); err != nil {
+				// A validator must be a filter mongotest can run.
+				if _, err := compileValidator(it.Value().Document()); err != nil {
 					return nil, err
 				}
 			}

@@ -336,6 +336,7 @@ func appendWriteErrors(dst []byte, errs []writeErr) []byte {
 		d = bson.AppendInt32Element(d, "code", e.Code)
 		d = bson.AppendStringElement(d, "errmsg", e.Message)
 		d = appendDupKeyInfo(d, we.err)
+		d = appendErrInfo(d, we.err)
 		dst, _ = bson.AppendDocumentEnd(d, ds)
 	}
 	dst, _ = bson.AppendDocumentEnd(dst, as)
@@ -378,6 +379,7 @@ func asDupKey(err error, out **store.DuplicateKeyError) bool {
 func dupKeyReply(err error) bson.Raw {
 	start, dst := bson.AppendDocumentStart(nil)
 	dst = appendDupKeyInfo(dst, err)
+	dst = appendErrInfo(dst, err)
 	dst, _ = bson.AppendDocumentEnd(dst, start)
 	if len(dst) == 5 {
 		return nil

@@ -123,7 +123,13 @@ func findAndModifyCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error
 	if rt != nil && c != nil {
 		undo = &undoLog{c: c}
 	}
-	reply, wrote, err := s.runFindAndModify(c, f, undo)
+	var val *validation
+	if c != nil && !f.remove {
+		if val, err = writeValidation(r, c); err != nil {
+			return nil, err
+		}
+	}
+	reply, wrote, err := s.runFindAndModify(c, f, val, undo)
 	if err != nil {
 		return dupKeyReply(err), err
 	}
@@ -146,7 +152,7 @@ func findAndModifyCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error
 // runFindAndModify finds the first matching document (in sort order) and
 // removes or updates it, or upserts; it returns the reply and whether it
 // wrote anything.
-func (s *Server) runFindAndModify(c *store.Collection, f famRequest, undo *undoLog) (bson.Raw, bool, error) {
+func (s *Server) runFindAndModify(c *store.Collection, f famRequest, val *validation, undo *undoLog) (bson.Raw, bool, error) {
 	now := time.Now()
 	var (
 		before, after bson.Raw
@@ -175,6 +181,9 @@ func (s *Server) runFindAndModify(c *store.Collection, f famRequest, undo *undoL
 			out, changed, aerr := f.u.Apply(cur, false, now)
 			if aerr != nil || !changed {
 				return nil, aerr
+			}
+			if verr := val.check(out, cur); verr != nil {
+				return nil, verr
 			}
 			return out, nil
 		})
@@ -217,6 +226,9 @@ func (s *Server) runFindAndModify(c *store.Collection, f famRequest, undo *undoL
 	wrote := found && (f.remove || !bytesEqual(before, after))
 	if !found && f.upsert {
 		doc, err := upsertDoc(f.q, f.u, now)
+		if err == nil {
+			doc, err = validInsert(val, doc)
+		}
 		if err != nil {
 			return nil, false, err
 		}

@@ -2,6 +2,7 @@ package mongotest
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -16,7 +17,7 @@ var (
 	updateArgs = fieldSet("updates", "ordered", "bypassDocumentValidation", "stmtIds", "stmtId")
 	deleteArgs = fieldSet("deletes", "ordered", "stmtIds", "stmtId")
 	// The fields of one update or delete statement.
-	updateStmtArgs = fieldSet("q", "u", "upsert", "multi", "arrayFilters", "hint", "upsertSupplied")
+	updateStmtArgs = fieldSet("q", "u", "upsert", "multi", "arrayFilters", "hint", "upsertSupplied", "sort")
 	deleteStmtArgs = fieldSet("q", "limit", "hint")
 )
 
@@ -82,6 +83,10 @@ func insertCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	val, err := writeValidation(r, c)
+	if err != nil {
+		return nil, err
+	}
 	var (
 		n        int64
 		errs     []writeErr
@@ -93,7 +98,10 @@ func insertCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			n++
 			continue
 		}
-		stored, err := c.InsertWithID(doc)
+		stored, err := validInsert(val, doc)
+		if err == nil {
+			stored, err = c.InsertWithID(stored)
+		}
 		if err != nil {
 			errs = append(errs, writeErr{i, err})
 			if ordered {
@@ -140,6 +148,7 @@ type updateStmt struct {
 	u      *update.Update
 	upsert bool
 	multi  bool
+	sort   *query.Sort // 8.0: which match a single update picks; nil for none
 }
 
 // parseUpdateStmt checks a statement's fields (a problem fails the whole
@@ -165,6 +174,17 @@ func parseUpdateStmt(doc bson.Raw) (st updateStmt, cmdErr, stmtErr error) {
 		cmdErr = newError(mongoerr.TypeMismatch, "BSON field 'update.updates.u' is the wrong type '%s', expected types '[object, array]'", typeName(u.Type))
 		return
 	}
+	if arr, ok := u.ArrayOK(); ok {
+		// mongod's parser reads a pipeline's stages as objects, failing the
+		// command otherwise; the stages themselves are parsed per statement.
+		vals, _ := arr.Values()
+		for _, v := range vals {
+			if v.Type != bson.TypeEmbeddedDocument {
+				cmdErr = newError(mongoerr.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+				return
+			}
+		}
+	}
 	if st.upsert, cmdErr = boolArg(doc, "upsert", "update.updates"); cmdErr != nil {
 		return
 	}
@@ -175,8 +195,27 @@ func parseUpdateStmt(doc bson.Raw) (st updateStmt, cmdErr, stmtErr error) {
 	if cmdErr != nil {
 		return
 	}
+	var sortSpec bson.Raw
+	if sortSpec, cmdErr = docArg(doc, "sort", "update.updates"); cmdErr != nil {
+		return
+	}
+	_, hasSort := doc.LookupErr("sort")
+	if hasSort == nil && st.multi {
+		// mongod checks this before it runs the statement, outside the
+		// statement's error handling, so the command fails.
+		cmdErr = newError(mongoerr.FailedToParse, "Cannot specify sort with multi=true")
+		return
+	}
 	if st.m, stmtErr = query.NewMatcher(st.q); stmtErr != nil {
 		return
+	}
+	if hasSort == nil {
+		if st.sort, stmtErr = query.NewSort(sortSpec); stmtErr != nil {
+			return
+		}
+		if st.sort.Empty() {
+			st.sort = nil
+		}
 	}
 	if st.u, stmtErr = update.Compile(u, filters); stmtErr != nil {
 		return
@@ -247,12 +286,26 @@ func (u *undoLog) run() {
 	}
 }
 
-// applyUpdate runs one update statement on c. With undo non-nil, it keeps
-// what it needs to take the write back.
-func applyUpdate(c *store.Collection, st updateStmt, now time.Time, undo *undoLog) (stmtResult, error) {
+// validInsert returns doc as it would be stored, checked against val
+// (which may be nil).
+func validInsert(val *validation, doc bson.Raw) (bson.Raw, error) {
+	if val == nil {
+		return doc, nil
+	}
+	stored, err := store.PrepareInsert(doc)
+	if err != nil {
+		return nil, err
+	}
+	return stored, val.check(stored, nil)
+}
+
+// applyUpdate runs one update statement on c, checking what it writes
+// against val (nil for none). With undo non-nil, it keeps what it needs to
+// take the write back.
+func applyUpdate(c *store.Collection, st updateStmt, val *validation, now time.Time, undo *undoLog) (stmtResult, error) {
 	var res stmtResult
 	var err error
-	forEachMatch(c, st.m, func(doc bson.Raw) bool {
+	visit := func(doc bson.Raw) bool {
 		matched, modified := false, false
 		before, _, merr := c.Modify(doc.Lookup("_id"), func(cur bson.Raw) (bson.Raw, error) {
 			if !st.m.Match(cur) {
@@ -262,6 +315,9 @@ func applyUpdate(c *store.Collection, st updateStmt, now time.Time, undo *undoLo
 			out, changed, aerr := st.u.Apply(cur, false, now)
 			if aerr != nil || !changed {
 				return nil, aerr
+			}
+			if verr := val.check(out, cur); verr != nil {
+				return nil, verr
 			}
 			modified = true
 			return out, nil
@@ -283,11 +339,31 @@ func applyUpdate(c *store.Collection, st updateStmt, now time.Time, undo *undoLo
 			}
 		}
 		return !matched || st.multi
-	})
+	}
+	if st.sort == nil {
+		forEachMatch(c, st.m, visit)
+	} else {
+		// The first match in sort order; later ones are candidates should
+		// the first stop matching before it is modified.
+		var docs []bson.Raw
+		forEachMatch(c, st.m, func(doc bson.Raw) bool {
+			docs = append(docs, doc)
+			return true
+		})
+		slices.SortStableFunc(docs, st.sort.Compare)
+		for _, doc := range docs {
+			if !visit(doc) {
+				break
+			}
+		}
+	}
 	if err != nil || res.n > 0 || !st.upsert {
 		return res, err
 	}
 	doc, err := upsertDoc(st.q, st.u, now)
+	if err == nil {
+		doc, err = validInsert(val, doc)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -341,6 +417,10 @@ func updateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	val, err := writeValidation(r, c)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	var (
 		n, nModified int64
@@ -357,7 +437,7 @@ func updateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 				if rt != nil {
 					undo = &undoLog{c: c}
 				}
-				res, err = applyUpdate(c, st, now, undo)
+				res, err = applyUpdate(c, st, val, now, undo)
 				if err == nil && (res.n > 0 || res.nModified > 0) {
 					if f := s.txnWriteFault(rt); f != nil {
 						if f.failCode != 0 {

@@ -271,6 +271,16 @@ func (c *Collection) Insert(doc bson.Raw) error {
 // with $-prefixed fields, CannotIndexParallelArrays (171), InvalidBSON (22)
 // and BSONObjectTooLarge (10334).
 func (c *Collection) InsertWithID(doc bson.Raw) (bson.Raw, error) {
+	return c.insertPrepared(doc)
+}
+
+// PrepareInsert returns doc as InsertWithID would store it (_id first, a
+// new ObjectID when it had none) without storing it, so a caller can
+// check the stored form first; InsertWithID keeps that _id. Its errors are
+// InsertWithID's, but for duplicate keys.
+func PrepareInsert(doc bson.Raw) (bson.Raw, error) { return prepareInsert(doc) }
+
+func (c *Collection) insertPrepared(doc bson.Raw) (bson.Raw, error) {
 	stored, err := prepareInsert(doc)
 	if err != nil {
 		return nil, err

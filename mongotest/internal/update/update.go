@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 	"github.com/mongoscope/mongoscope/mongotest/internal/query"
 )
@@ -20,6 +21,7 @@ const codeEmptyFieldName = 56
 type Update struct {
 	ops         []op
 	replacement bson.Raw
+	pipeline    *agg.Pipeline // an update given as an aggregation pipeline
 	filters     map[string]*query.Matcher
 }
 
@@ -50,14 +52,17 @@ type pullSpec struct {
 }
 
 // Compile compiles an update document (operators such as {$set: {...}},
-// or a replacement document) with its arrayFilters. An array (an
-// aggregation pipeline) returns NotImplemented. Errors carry mongod's
+// or a replacement document, or an aggregation pipeline given as an array)
+// with its arrayFilters. Errors carry mongod's
 // codes: FailedToParse for an unknown modifier, ConflictingUpdateOperators
 // for two operators on overlapping paths, and so on.
 func Compile(u bson.RawValue, arrayFilters []bson.Raw) (*Update, error) {
 	switch u.Type {
 	case bson.TypeArray:
-		return nil, mongoerr.New(mongoerr.NotImplemented, "mongotest does not support aggregation pipeline updates")
+		if len(arrayFilters) > 0 {
+			return nil, mongoerr.New(mongoerr.FailedToParse, "arrayFilters may not be specified for pipeline-style updates")
+		}
+		return compilePipeline(bson.Raw(u.Value))
 	case bson.TypeEmbeddedDocument:
 	default:
 		return nil, mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
@@ -463,9 +468,15 @@ func (u *Update) Apply(doc bson.Raw, insert bool, now time.Time) (out bson.Raw, 
 		return nil, false, mongoerr.New(mongoerr.BadValue, "document is not valid BSON: %v", err)
 	}
 	oldID, hasID := lookupTop(doc, "_id")
-	if u.replacement != nil {
-		out, err = u.replace(doc, oldID, hasID)
-	} else {
+	switch {
+	case u.pipeline != nil:
+		var res bson.Raw
+		if res, err = u.runPipeline(doc); err == nil {
+			out, err = replaceWith(res, oldID, hasID)
+		}
+	case u.replacement != nil:
+		out, err = replaceWith(u.replacement, oldID, hasID)
+	default:
 		out, err = u.applyOps(doc, insert, now)
 	}
 	if err != nil {
@@ -474,7 +485,7 @@ func (u *Update) Apply(doc bson.Raw, insert bool, now time.Time) (out bson.Raw, 
 	if hasID {
 		newID, ok := lookupTop(out, "_id")
 		if !ok || newID.Type != oldID.Type || !bytes.Equal(newID.Value, oldID.Value) {
-			if u.replacement != nil {
+			if u.replacement != nil || u.pipeline != nil {
 				return nil, false, mongoerr.New(mongoerr.ImmutableField,
 					"After applying the update, the (immutable) field '_id' was found to have been altered to _id: %s", newID)
 			}
@@ -505,18 +516,18 @@ func lookupTop(doc bson.Raw, key string) (bson.RawValue, bool) {
 	return bson.RawValue{}, false
 }
 
-// replace builds the replacement document, keeping the original _id
+// replaceWith builds the replacement document, keeping the original _id
 // (first, as mongod stores it) when the replacement has none.
-func (u *Update) replace(doc bson.Raw, oldID bson.RawValue, hasID bool) (bson.Raw, error) {
+func replaceWith(replacement bson.Raw, oldID bson.RawValue, hasID bool) (bson.Raw, error) {
 	start, b := bson.AppendDocumentStart(nil)
-	newID, replHasID := lookupTop(u.replacement, "_id")
+	newID, replHasID := lookupTop(replacement, "_id")
 	switch {
 	case replHasID:
 		b = bson.AppendValueElement(b, "_id", newID)
 	case hasID:
 		b = bson.AppendValueElement(b, "_id", oldID)
 	}
-	it := u.replacement.Iter()
+	it := replacement.Iter()
 	for it.Next() {
 		if it.Key() != "_id" {
 			b = append(b, it.Element()...)
