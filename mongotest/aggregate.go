@@ -42,6 +42,11 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		}
 		stages = append(stages, st)
 	}
+	if len(stages) > 0 {
+		if it := stages[0].Iter(); it.Next() && it.Key() == "$listSearchIndexes" {
+			return nil, searchNotEnabled()
+		}
+	}
 	if _, err := r.Body.LookupErr("cursor"); err != nil {
 		return nil, newError(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
 	}

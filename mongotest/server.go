@@ -92,12 +92,13 @@ type Server struct {
 	latency      atomic.Int64 // nanoseconds added before every reply
 	requestIDs   atomic.Int32
 
-	topo  topologyState
-	clock clusterClock
-	users userStore
-	fps   failPoints
-	log   commandLog
-	ops   opCounters
+	topo   topologyState
+	clock  clusterClock
+	users  userStore
+	params paramStore
+	fps    failPoints
+	log    commandLog
+	ops    opCounters
 
 	// store holds the databases; replica-set members share one.
 	store   *store.Store

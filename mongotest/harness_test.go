@@ -1,0 +1,324 @@
+package mongotest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mongoscope/mongoscope/bson"
+)
+
+func TestGetParameter(t *testing.T) {
+	s := NewServer(t, Options{Version: "8.0.4"})
+	c := connect(t, s, clientOpts{})
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		want map[string]string // path -> relaxed JSON
+	}{
+		{"star", d("getParameter", "*"), map[string]string{
+			"featureCompatibilityVersion":     `{"version":"8.0"}`,
+			"requireApiVersion":               "false",
+			"transactionLifetimeLimitSeconds": "60",
+			"enableTestCommands":              "true",
+			"authenticationMechanisms":        `["SCRAM-SHA-1","SCRAM-SHA-256"]`,
+		}},
+		{"allParameters", d("getParameter", d("allParameters", true)), map[string]string{
+			"requireApiVersion": "false",
+		}},
+		{"named", d("getParameter", 1, "featureCompatibilityVersion", 1), map[string]string{
+			"featureCompatibilityVersion": `{"version":"8.0"}`,
+			"requireApiVersion":           "<missing>",
+		}},
+		{"showDetails", d("getParameter", d("showDetails", true), "requireApiVersion", 1), map[string]string{
+			"requireApiVersion": `{"value":false,"settableAtRuntime":true,"settableAtStartup":true}`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.mustRun("admin", tc.cmd)
+			for path, want := range tc.want {
+				expectField(t, r, path, want)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		db   string
+		cmd  bson.D
+		code int32
+		msg  string
+	}{
+		{"unknown", "admin", d("getParameter", 1, "noSuchParameter", 1), 72, "no option found to get"},
+		{"none", "admin", d("getParameter", 1), 72, "no option found to get"},
+		{"not admin", "db", d("getParameter", "*"), 13, "may only be run against the admin database"},
+		{"set unknown", "admin", d("setParameter", 1, "noSuchParameter", 1), 72, "attempted to set unrecognized parameter [noSuchParameter], use help:true to see options "},
+		{"set none", "admin", d("setParameter", 1), 72, "no option found to set"},
+		{"set startup-only", "admin", d("setParameter", 1, "enableTestCommands", false), 20, "not allowed to change [enableTestCommands] at runtime"},
+		{"set wrong type", "admin", d("setParameter", 1, "transactionLifetimeLimitSeconds", "x"), 2, "transactionLifetimeLimitSeconds"},
+		{"set out of range", "admin", d("setParameter", 1, "transactionLifetimeLimitSeconds", 0), 2, "greater than or equal to 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.run(tc.db, tc.cmd)
+			wantCode(t, err, tc.code, tc.msg)
+		})
+	}
+}
+
+func TestSetParameter(t *testing.T) {
+	s := NewServer(t, Options{})
+	c := connect(t, s, clientOpts{})
+	r := c.mustRun("admin", d("setParameter", 1, "transactionLifetimeLimitSeconds", int64(30), "cursorTimeoutMillis", 1000))
+	expectField(t, r, "was", "60")
+	r = c.mustRun("admin", d("getParameter", 1, "transactionLifetimeLimitSeconds", 1, "cursorTimeoutMillis", 1))
+	expectField(t, r, "transactionLifetimeLimitSeconds", "30")
+	expectField(t, r, "cursorTimeoutMillis", "1000")
+	if v := r.Lookup("transactionLifetimeLimitSeconds"); v.Type != bson.TypeInt32 {
+		t.Errorf("transactionLifetimeLimitSeconds is %s, want int32", v.Type)
+	}
+
+	// requireApiVersion is honoured: commands without apiVersion fail,
+	// the handshake still works, and it can be turned off with apiVersion.
+	c.mustRun("admin", d("setParameter", 1, "requireApiVersion", true))
+	_, err := c.run("db", d("ping", 1))
+	wantCode(t, err, 498870, "The apiVersion parameter is required")
+	connect(t, s, clientOpts{})
+	c.mustRun("db", d("ping", 1, "apiVersion", "1"))
+	r = c.mustRun("admin", d("setParameter", 1, "requireApiVersion", false, "apiVersion", "1"))
+	expectField(t, r, "was", "true")
+	c.mustRun("db", d("ping", 1))
+}
+
+func TestHarnessCommands(t *testing.T) {
+	s, c := crudServer(t)
+	c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", 1, "x", "abc"), d("_id", 2)}))
+	c.mustRun("db", d("createIndexes", "c", "indexes", bson.A{d("key", d("x", 1), "name", "x_1")}))
+
+	t.Run("listCommands", func(t *testing.T) {
+		r := c.mustRun("admin", d("listCommands", 1))
+		cmds := r.Lookup("commands").Document()
+		for name := range commands {
+			if _, err := cmds.LookupErr(name); err != nil {
+				t.Errorf("listCommands lacks %s", name)
+			}
+		}
+		expectField(t, r, "commands.find.adminOnly", "false")
+		expectField(t, r, "commands.getParameter.adminOnly", "true")
+		expectField(t, r, "commands.hello.requiresAuth", "false")
+		expectField(t, r, "commands.insert.requiresAuth", "true")
+		expectField(t, r, "commands.ping.apiVersions", "[]")
+	})
+	t.Run("hostInfo", func(t *testing.T) {
+		r := c.mustRun("admin", d("hostInfo", 1))
+		for _, p := range []string{"system.currentTime", "system.hostname", "system.numCores", "system.cpuArch", "os.type", "extra"} {
+			if _, err := r.LookupPath(p); err != nil {
+				t.Errorf("hostInfo lacks %s: %s", p, r)
+			}
+		}
+	})
+	t.Run("getCmdLineOpts", func(t *testing.T) {
+		r := c.mustRun("admin", d("getCmdLineOpts", 1))
+		port := s.Addr()[strings.LastIndex(s.Addr(), ":")+1:]
+		expectField(t, r, "parsed.net.port", port)
+		expectField(t, r, "argv.0", `"mongod"`)
+		_, err := c.run("db", d("getCmdLineOpts", 1))
+		wantCode(t, err, 13, "admin")
+	})
+	t.Run("getLog", func(t *testing.T) {
+		r := c.mustRun("admin", d("getLog", "*"))
+		expectField(t, r, "names", `["global","startupWarnings"]`)
+		r = c.mustRun("admin", d("getLog", "startupWarnings"))
+		expectField(t, r, "log", `[]`)
+		expectField(t, r, "totalLinesWritten", "0")
+		r = c.mustRun("admin", d("getLog", "global"))
+		lines := r.Lookup("log").Array()
+		vals, _ := lines.Values()
+		if len(vals) == 0 || !strings.Contains(vals[len(vals)-1].StringValue(), `"commandName":"getLog"`) {
+			t.Errorf("global log %s", r)
+		}
+		_, err := c.run("admin", d("getLog", "nope"))
+		wantCode(t, err, 96, "No log named 'nope'")
+		_, err = c.run("admin", d("getLog", 1))
+		wantCode(t, err, 14, "must be of type String")
+	})
+	t.Run("dbStats", func(t *testing.T) {
+		r := c.mustRun("db", d("dbStats", 1))
+		expectField(t, r, "db", `"db"`)
+		expectField(t, r, "collections", "1")
+		expectField(t, r, "objects", "2")
+		expectField(t, r, "indexes", "2")
+		r = c.mustRun("empty", d("dbStats", 1))
+		expectField(t, r, "collections", "0")
+		_, err := c.run("db", d("dbStats", 1, "scale", 0))
+		wantCode(t, err, 2, "Scale factor")
+	})
+	t.Run("collStats", func(t *testing.T) {
+		r := c.mustRun("db", d("collStats", "c"))
+		expectField(t, r, "ns", `"db.c"`)
+		expectField(t, r, "count", "2")
+		expectField(t, r, "nindexes", "2")
+		expectField(t, r, "capped", "false")
+		if _, err := r.LookupPath("indexSizes.x_1"); err != nil {
+			t.Errorf("no indexSizes.x_1: %s", r)
+		}
+		_, err := c.run("db", d("collStats", "nope"))
+		wantCode(t, err, 26, "Collection [db.nope] not found.")
+	})
+}
+
+func TestSearchIndexCommandsNotEnabled(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("create", "c"))
+	const msg = "Using Atlas Search Database Commands and the $listSearchIndexes aggregation stage requires additional configuration."
+	for _, cmd := range []bson.D{
+		d("createSearchIndexes", "c", "indexes", bson.A{d("definition", d("mappings", d("dynamic", true)))}),
+		d("updateSearchIndex", "c", "name", "x", "definition", d()),
+		d("dropSearchIndex", "c", "name", "x"),
+		d("aggregate", "c", "pipeline", bson.A{d("$listSearchIndexes", d())}, "cursor", d()),
+	} {
+		t.Run(cmd[0].Key, func(t *testing.T) {
+			_, err := c.run("db", cmd)
+			if ce := wantCode(t, err, 31082, msg); ce.CodeName != "SearchNotEnabled" {
+				t.Errorf("codeName %s", ce.CodeName)
+			}
+		})
+	}
+}
+
+func TestListIndexesCursor(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("createIndexes", "c", "indexes", bson.A{
+		d("key", d("a", 1), "name", "a_1"), d("key", d("b", 1), "name", "b_1"),
+	}))
+	r := c.mustRun("db", d("listIndexes", "c", "cursor", d("batchSize", 1)))
+	expectField(t, r, "cursor.ns", `"db.c"`)
+	if got := names(t, r, "cursor.firstBatch"); got != "_id_" {
+		t.Errorf("first batch %q", got)
+	}
+	id := cursorID(t, r)
+	r = c.mustRun("db", d("getMore", id, "collection", "c", "batchSize", 1))
+	expectField(t, r, "cursor.ns", `"db.c"`)
+	if got := names(t, r, "cursor.nextBatch"); got != "a_1" {
+		t.Errorf("second batch %q", got)
+	}
+	r = c.mustRun("db", d("getMore", id, "collection", "c"))
+	if got := names(t, r, "cursor.nextBatch"); got != "b_1" || cursorID(t, r) != 0 {
+		t.Errorf("last batch %s", r)
+	}
+}
+
+func TestUserManagement(t *testing.T) {
+	s := NewServer(t, Options{Auth: true})
+	if err := s.AddUser("admin", "root", secret); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, s, clientOpts{})
+	if err := c.auth("admin", newSCRAMClient(SCRAMSHA256, "root", secret), false); err != nil {
+		t.Fatal(err)
+	}
+	const pwd = "n3w-us3r-pa55"
+	c.mustRun("app", d("createUser", "alice", "pwd", pwd, "roles", bson.A{"readWrite", d("role", "read", "db", "other")},
+		"customData", d("team", "x")))
+	c.mustRun("app", d("createUser", "bob", "pwd", pwd, "roles", bson.A{}, "mechanisms", bson.A{SCRAMSHA1}))
+
+	for _, tc := range []struct {
+		name, user, mech string
+		ok               bool
+	}{
+		{"alice sha256", "alice", SCRAMSHA256, true},
+		{"alice sha1", "alice", SCRAMSHA1, true},
+		{"bob sha1", "bob", SCRAMSHA1, true},
+		{"bob sha256 not enabled", "bob", SCRAMSHA256, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := connect(t, s, clientOpts{})
+			err := u.auth("app", newSCRAMClient(tc.mech, tc.user, pwd), false)
+			if (err == nil) != tc.ok {
+				t.Fatalf("auth: %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+
+	r := c.mustRun("app", d("usersInfo", "alice"))
+	expectField(t, r, "users.0._id", `"app.alice"`)
+	expectField(t, r, "users.0.roles", `[{"role":"readWrite","db":"app"},{"role":"read","db":"other"}]`)
+	expectField(t, r, "users.0.customData", `{"team":"x"}`)
+	expectField(t, r, "users.0.mechanisms", `["SCRAM-SHA-1","SCRAM-SHA-256"]`)
+	if v, _ := r.LookupPath("users.0.userId"); v.Type != bson.TypeBinary {
+		t.Errorf("userId %s", v.Type)
+	}
+	r = c.mustRun("app", d("usersInfo", 1))
+	if vals, _ := r.Lookup("users").Array().Values(); len(vals) != 2 {
+		t.Errorf("usersInfo: 1 gave %s", r)
+	}
+	r = c.mustRun("admin", d("usersInfo", d("forAllDBs", true)))
+	if vals, _ := r.Lookup("users").Array().Values(); len(vals) != 3 {
+		t.Errorf("forAllDBs gave %s", r)
+	}
+	r = c.mustRun("admin", d("usersInfo", bson.A{d("user", "bob", "db", "app"), "root"}))
+	if vals, _ := r.Lookup("users").Array().Values(); len(vals) != 2 {
+		t.Errorf("array form gave %s", r)
+	}
+
+	// updateUser changes the password; the old one no longer works.
+	c.mustRun("app", d("updateUser", "alice", "pwd", pwd+"2", "roles", bson.A{"read"}))
+	u := connect(t, s, clientOpts{})
+	if err := u.auth("app", newSCRAMClient(SCRAMSHA256, "alice", pwd), false); err == nil {
+		t.Error("old password still works")
+	}
+	u = connect(t, s, clientOpts{})
+	if err := u.auth("app", newSCRAMClient(SCRAMSHA256, "alice", pwd+"2"), false); err != nil {
+		t.Error(err)
+	}
+	r = c.mustRun("app", d("usersInfo", "alice"))
+	expectField(t, r, "users.0.roles", `[{"role":"read","db":"app"}]`)
+
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		code int32
+		msg  string
+	}{
+		{"duplicate", d("createUser", "alice", "pwd", "x", "roles", bson.A{}), 51003, `User "alice@app" already exists`},
+		{"no roles", d("createUser", "carol", "pwd", "x"), 40414, "roles' is missing"},
+		{"no pwd", d("createUser", "carol", "roles", bson.A{}), 2, "Must provide a 'pwd' field"},
+		{"bad mechanism", d("createUser", "carol", "pwd", "x", "roles", bson.A{}, "mechanisms", bson.A{"PLAIN"}), 2, "Unknown auth mechanism"},
+		{"update missing", d("updateUser", "nobody", "pwd", "x"), 11, "User nobody@app not found"},
+		{"update nothing", d("updateUser", "alice"), 2, "Must specify at least one field"},
+		{"drop missing", d("dropUser", "nobody"), 11, "User 'nobody@app' not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.run("app", tc.cmd)
+			wantCode(t, err, tc.code, tc.msg)
+		})
+	}
+
+	c.mustRun("app", d("dropUser", "bob"))
+	u = connect(t, s, clientOpts{})
+	if err := u.auth("app", newSCRAMClient(SCRAMSHA1, "bob", pwd), false); err == nil {
+		t.Error("dropped user authenticated")
+	}
+	r = c.mustRun("app", d("dropAllUsersFromDatabase", 1))
+	expectField(t, r, "n", "1")
+	r = c.mustRun("app", d("usersInfo", 1))
+	expectField(t, r, "users", "[]")
+
+	// The failCommand fail point fires on the new commands.
+	c.mustRun("admin", d("configureFailPoint", "failCommand", "mode", d("times", 1),
+		"data", d("failCommands", bson.A{"createUser"}, "errorCode", 2)))
+	_, err := c.run("app", d("createUser", "dave", "pwd", pwd, "roles", bson.A{}))
+	wantCode(t, err, 2, "failCommand")
+
+	// Passwords never reach the command log.
+	var all strings.Builder
+	for _, cmd := range s.Commands() {
+		fmt.Fprintf(&all, "%s %s %x\n", cmd.Name, cmd.Body, []byte(cmd.Body))
+	}
+	r = c.mustRun("admin", d("getLog", "global"))
+	fmt.Fprintf(&all, "%s", r)
+	if strings.Contains(all.String(), "pa55") {
+		t.Error("a password reached the command log")
+	}
+	if !strings.Contains(all.String(), "createUser") {
+		t.Error("createUser not logged at all")
+	}
+}
