@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
@@ -347,7 +348,7 @@ func getLogCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	v := r.Body.Lookup("getLog")
 	name, ok := v.StringValueOK()
 	if !ok {
-		return nil, newError(mongoerr.TypeMismatch, "Argument to getLog must be of type String; found %s", typeName(v.Type))
+		return nil, newError(mongoerr.TypeMismatch, "Argument to getLog must be of type String; found %s of type %s", v, typeName(v.Type))
 	}
 	start, dst := bson.AppendDocumentStart(nil)
 	switch name {
@@ -373,7 +374,9 @@ func getLogCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		dst = bson.AppendInt32Element(dst, "totalLinesWritten", 0)
 		dst = appendStrings(dst, "log", nil)
 	default:
-		return nil, newError(mongoerr.OperationFailed, "No log named '%s'", name)
+		// mongod's getLog fails with an errmsg and no code here.
+		dst = bson.AppendDoubleElement(dst, "ok", 0)
+		dst = bson.AppendStringElement(dst, "errmsg", "no RamLog named: "+name)
 	}
 	dst, _ = bson.AppendDocumentEnd(dst, start)
 	return dst, nil
@@ -494,4 +497,106 @@ func searchNotEnabled() error {
 // dropSearchIndex as a mongod without a search index management host does.
 func searchIndexCmd(context.Context, *Server, *Request) (bson.Raw, error) {
 	return nil, searchNotEnabled()
+}
+
+var currentOpArgs = fieldSet("allUsers", "idleConnections", "idleCursors", "idleSessions",
+	"localOps", "truncateOps", "backtrace", "targetAllNodes")
+
+// currentOpAggregate runs a pipeline that starts with $currentOp: the
+// documents are the operation running it (mongotest runs no other
+// command concurrently that it could describe) and, with
+// idleConnections, one idle document per other connection.
+func (s *Server) currentOpAggregate(r *Request, stages []bson.Raw, batchSize int64) (bson.Raw, error) {
+	opts, ok := stages[0].Lookup("$currentOp").DocumentOK()
+	if !ok {
+		return nil, newError(mongoerr.FailedToParse, "$currentOp options must be specified in an object, but found: %s", typeName(stages[0].Lookup("$currentOp").Type))
+	}
+	if err := checkSubArgs(opts, "$currentOp", currentOpArgs); err != nil {
+		return nil, err
+	}
+	idle := false
+	for _, k := range []string{"allUsers", "idleConnections", "idleCursors", "idleSessions", "localOps", "truncateOps", "backtrace", "targetAllNodes"} {
+		v, err := opts.LookupErr(k)
+		if err != nil {
+			continue
+		}
+		b, ok := v.BooleanOK()
+		if !ok {
+			return nil, newError(mongoerr.TypeMismatch, "BSON field '$currentOp.%s' is the wrong type '%s', expected type 'bool'", k, typeName(v.Type))
+		}
+		switch {
+		case k == "idleConnections":
+			idle = b
+		case b && (k == "idleCursors" || k == "idleSessions" || k == "backtrace"):
+			return nil, newError(mongoerr.NotImplemented, "mongotest does not support the %s option of $currentOp", k)
+		}
+	}
+	p, err := agg.Compile(stages[1:], agg.Options{DB: r.DB, Out: s.writeOut})
+	if err != nil {
+		return nil, err
+	}
+	if p.HasOut() {
+		return nil, newError(mongoerr.NotImplemented, "mongotest does not support $out or $merge after $currentOp")
+	}
+	now := time.Now()
+	var ops []bson.Raw
+	ops = append(ops, s.appendOp(nil, r.Conn, r, now))
+	if idle {
+		s.mu.Lock()
+		conns := make([]*Conn, 0, len(s.conns))
+		for _, c := range s.conns {
+			if c != r.Conn {
+				conns = append(conns, c)
+			}
+		}
+		s.mu.Unlock()
+		slices.SortFunc(conns, func(a, b *Conn) int { return int(a.id - b.id) })
+		for _, c := range conns {
+			ops = append(ops, s.appendOp(nil, c, nil, now))
+		}
+	}
+	docs, err := p.Run(func(yield func(bson.Raw) bool) {
+		for _, d := range ops {
+			if !yield(d) {
+				return
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.firstBatch(&cursor{ns: r.DB + ".$cmd.aggregate", docs: docs}, batchSize, false)
+}
+
+// appendOp appends one $currentOp document: the running command r on c,
+// or, with r nil, c idle.
+func (s *Server) appendOp(dst []byte, c *Conn, r *Request, now time.Time) bson.Raw {
+	start, dst := bson.AppendDocumentStart(dst)
+	dst = bson.AppendStringElement(dst, "type", "op")
+	dst = bson.AppendStringElement(dst, "host", s.hostname())
+	dst = bson.AppendStringElement(dst, "desc", "conn"+strconv.FormatInt(c.id, 10))
+	dst = bson.AppendInt64Element(dst, "connectionId", c.id)
+	dst = bson.AppendStringElement(dst, "client", c.RemoteAddr())
+	if md := c.ClientMetadata(); len(md) > 0 {
+		dst = bson.AppendDocumentElement(dst, "clientMetadata", md)
+	}
+	dst = bson.AppendBooleanElement(dst, "active", r != nil)
+	dst = bson.AppendStringElement(dst, "currentOpTime", now.Format("2006-01-02T15:04:05.000-07:00"))
+	if r != nil {
+		dst = bson.AppendInt32Element(dst, "opid", s.opIDs.Add(1))
+		if v, err := r.Body.LookupErr("lsid"); err == nil {
+			dst = bson.AppendValueElement(dst, "lsid", v)
+		}
+		dst = bson.AppendInt64Element(dst, "secs_running", 0)
+		dst = bson.AppendInt64Element(dst, "microsecs_running", 0)
+		dst = bson.AppendStringElement(dst, "op", "command")
+		dst = bson.AppendStringElement(dst, "ns", r.DB+".$cmd.aggregate")
+		dst = bson.AppendDocumentElement(dst, "command", r.Body)
+		dst = bson.AppendInt64Element(dst, "numYields", 0)
+		ls, d2 := bson.AppendDocumentElementStart(dst, "locks")
+		dst, _ = bson.AppendDocumentEnd(d2, ls)
+		dst = bson.AppendBooleanElement(dst, "waitingForLock", false)
+	}
+	dst, _ = bson.AppendDocumentEnd(dst, start)
+	return dst
 }

@@ -136,7 +136,9 @@ func TestHarnessCommands(t *testing.T) {
 			t.Errorf("global log %s", r)
 		}
 		_, err := c.run("admin", d("getLog", "nope"))
-		wantCode(t, err, 96, "No log named 'nope'")
+		if ce := asCmdError(t, err); ce.Code != 0 || ce.Message != "no RamLog named: nope" {
+			t.Errorf("getLog nope: %v", ce)
+		}
 		_, err = c.run("admin", d("getLog", 1))
 		wantCode(t, err, 14, "must be of type String")
 	})
@@ -171,9 +173,9 @@ func TestSearchIndexCommandsNotEnabled(t *testing.T) {
 	const msg = "Using Atlas Search Database Commands and the $listSearchIndexes aggregation stage requires additional configuration."
 	for _, cmd := range []bson.D{
 		d("createSearchIndexes", "c", "indexes", bson.A{d("definition", d("mappings", d("dynamic", true)))}),
-		d("updateSearchIndex", "c", "name", "x", "definition", d()),
+		d("updateSearchIndex", "c", "name", "x", "definition", bson.D{}),
 		d("dropSearchIndex", "c", "name", "x"),
-		d("aggregate", "c", "pipeline", bson.A{d("$listSearchIndexes", d())}, "cursor", d()),
+		d("aggregate", "c", "pipeline", bson.A{d("$listSearchIndexes", bson.D{})}, "cursor", bson.D{}),
 	} {
 		t.Run(cmd[0].Key, func(t *testing.T) {
 			_, err := c.run("db", cmd)
@@ -320,5 +322,50 @@ func TestUserManagement(t *testing.T) {
 	}
 	if !strings.Contains(all.String(), "createUser") {
 		t.Error("createUser not logged at all")
+	}
+}
+
+func TestCurrentOp(t *testing.T) {
+	s := NewServer(t, Options{})
+	c := connect(t, s, clientOpts{appName: "watcher"})
+	other := connect(t, s, clientOpts{appName: "idle-one"})
+	lsid := d("id", bson.Binary{Subtype: 4, Data: make([]byte, 16)})
+	r := c.mustRun("admin", d("aggregate", 1, "pipeline", bson.A{d("$currentOp", bson.D{})}, "cursor", bson.D{}, "lsid", lsid))
+	expectField(t, r, "cursor.ns", `"admin.$cmd.aggregate"`)
+	vals, _ := r.Lookup("cursor", "firstBatch").Array().Values()
+	if len(vals) != 1 {
+		t.Fatalf("ops %s", r)
+	}
+	expectField(t, r, "cursor.firstBatch.0.active", "true")
+	expectField(t, r, "cursor.firstBatch.0.connectionId", fmt.Sprint(c.id))
+	expectField(t, r, "cursor.firstBatch.0.clientMetadata.application.name", `"watcher"`)
+	expectField(t, r, "cursor.firstBatch.0.command.aggregate", "1")
+	expectField(t, r, "cursor.firstBatch.0.lsid.id", `{"$binary":{"base64":"AAAAAAAAAAAAAAAAAAAAAA==","subType":"04"}}`)
+	expectField(t, r, "cursor.firstBatch.0.op", `"command"`)
+
+	// idleConnections lists the others; later stages run on the documents.
+	r = c.mustRun("admin", d("aggregate", 1, "pipeline", bson.A{
+		d("$currentOp", d("idleConnections", true, "allUsers", true)),
+		d("$match", d("active", false)),
+		d("$project", d("_id", 0, "connectionId", 1, "app", "$clientMetadata.application.name")),
+	}, "cursor", bson.D{}))
+	expectField(t, r, "cursor.firstBatch", fmt.Sprintf(`[{"connectionId":%d,"app":"idle-one"}]`, other.id))
+
+	for _, tc := range []struct {
+		name string
+		db   string
+		cmd  bson.D
+		code int32
+		msg  string
+	}{
+		{"not admin", "db", d("aggregate", 1, "pipeline", bson.A{d("$currentOp", bson.D{})}, "cursor", bson.D{}), 73, "$currentOp must be run against the 'admin' database with {aggregate: 1}"},
+		{"on a collection", "admin", d("aggregate", "c", "pipeline", bson.A{d("$currentOp", bson.D{})}, "cursor", bson.D{}), 73, "with {aggregate: 1}"},
+		{"unknown option", "admin", d("aggregate", 1, "pipeline", bson.A{d("$currentOp", d("nope", true))}, "cursor", bson.D{}), 40415, "'$currentOp.nope' is an unknown field"},
+		{"idleSessions", "admin", d("aggregate", 1, "pipeline", bson.A{d("$currentOp", d("idleSessions", true))}, "cursor", bson.D{}), 238, "idleSessions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.run(tc.db, tc.cmd)
+			wantCode(t, err, tc.code, tc.msg)
+		})
 	}
 }

@@ -91,6 +91,7 @@ type Server struct {
 	totalCreated atomic.Int64
 	latency      atomic.Int64 // nanoseconds added before every reply
 	requestIDs   atomic.Int32
+	opIDs        atomic.Int32 // $currentOp's opid
 
 	topo   topologyState
 	clock  clusterClock
