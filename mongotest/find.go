@@ -1,6 +1,7 @@
 package mongotest
 
 import (
+	"bytes"
 	"context"
 	"sort"
 
@@ -21,6 +22,7 @@ type findOpts struct {
 	hasLimit, hasBatchSize       bool
 	single, tailable, awaitData  bool
 	hint                         bson.RawValue
+	returnKey, showRecordID      bool
 }
 
 // parseFind reads find's options in one pass over the body: this is the
@@ -53,14 +55,10 @@ func parseFind(r *Request) (findOpts, error) {
 			o.awaitData, err = boolValue(v, "awaitData", cmd)
 		case "hint":
 			o.hint = v
-		case "returnKey", "showRecordId":
-			on, berr := boolValue(v, string(k), cmd)
-			if berr != nil {
-				return berr
-			}
-			if on {
-				return newError(mongoerr.NotImplemented, "mongotest does not support the %s option of find", k)
-			}
+		case "returnKey":
+			o.returnKey, err = boolValue(v, "returnKey", cmd)
+		case "showRecordId":
+			o.showRecordID, err = boolValue(v, "showRecordId", cmd)
 		case "min", "max", "maxScan", "snapshot":
 			return newError(mongoerr.NotImplemented, "mongotest does not support the %s option of find", k)
 		}
@@ -142,7 +140,12 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	if id, ok := m.IDEquality(); ok && len(o.projection) == 0 && o.skip == 0 && !o.tailable &&
+	if o.returnKey || o.showRecordID {
+		if err := s.checkReturnKey(r.DB, collName, o); err != nil {
+			return nil, err
+		}
+	}
+	if id, ok := m.IDEquality(); ok && !o.returnKey && !o.showRecordID && len(o.projection) == 0 && o.skip == 0 && !o.tailable &&
 		len(o.sortSpec) <= 5 && o.hint.Type == 0 && (!o.hasBatchSize || o.batchSize > 0 || o.single) {
 		// The _id index answers at most one document: no cursor.
 		var docs []bson.Raw
@@ -205,7 +208,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		}
 		cur.docs = docs
 	default:
-		if id, ok := m.IDEquality(); ok && o.skip == 0 && !o.tailable {
+		if id, ok := m.IDEquality(); ok && o.skip == 0 && !o.tailable && !o.showRecordID {
 			// The _id index answers at most one document.
 			if doc, found := c.FindByID(id); found {
 				if proj != nil {
@@ -228,7 +231,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			}
 		}
 		cur.scan = &scanState{c: c, m: m, proj: proj, skip: o.skip, limit: o.limit, limited: o.hasLimit && o.limit > 0,
-			tailable: o.tailable, awaitData: o.awaitData}
+			tailable: o.tailable, awaitData: o.awaitData, emptyKey: o.returnKey, showRecordID: o.showRecordID}
 	}
 	return s.firstBatch(cur, batchSize, o.single)
 }
@@ -424,4 +427,28 @@ func distinctValues(dst []bson.RawValue, v bson.RawValue, path []string) []bson.
 		}
 	}
 	return dst
+}
+
+// checkReturnKey allows returnKey and showRecordId only where mongotest
+// answers as mongod does: a plain collection scan in natural order.
+// mongotest plans no queries, so it cannot tell which index keys mongod
+// would return; it can only be sure that no index applies when the
+// collection has no index but _id's and the query names no _id.
+func (s *Server) checkReturnKey(db, coll string, o findOpts) error {
+	if naturalSort(o.sortSpec) != 1 && len(o.sortSpec) > 5 {
+		return newError(mongoerr.NotImplemented, "mongotest does not support returnKey or showRecordId with a sort")
+	}
+	if !o.returnKey {
+		return nil
+	}
+	if len(o.projection) > 5 {
+		return newError(mongoerr.NotImplemented, "mongotest does not support returnKey with a projection")
+	}
+	if o.hint.Type != 0 || bytes.Contains(o.filter, []byte("_id\x00")) {
+		return newError(mongoerr.NotImplemented, "mongotest does not support returnKey where an index may answer the query")
+	}
+	if c := s.store.Collection(db, coll); c != nil && len(c.ListIndexes()) > 1 {
+		return newError(mongoerr.NotImplemented, "mongotest does not support returnKey on a collection with secondary indexes")
+	}
+	return nil
 }
