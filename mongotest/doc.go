@@ -158,14 +158,32 @@
 // collMod (index hidden and expireAfterSeconds, validator and its
 // settings).
 //
+// Test harness commands, as the drivers' test runners use them:
+// getParameter ("*", {allParameters, showDetails} or named parameters:
+// featureCompatibilityVersion, requireApiVersion,
+// transactionLifetimeLimitSeconds, cursorTimeoutMillis, enableTestCommands,
+// authenticationMechanisms, quiet; unknown ones fail with InvalidOptions
+// 72), setParameter (the runtime ones; requireApiVersion is enforced with
+// mongod's error 498870), listCommands, hostInfo, getCmdLineOpts, getLog
+// ("*", "global" with one line per recent command, names only, and an
+// empty "startupWarnings"), dbStats and collStats (sizes estimated as
+// listDatabases does), and the $currentOp stage on admin (the running
+// operation; other connections as idle with idleConnections).
+// createSearchIndexes, updateSearchIndex, dropSearchIndex and
+// $listSearchIndexes fail with SearchNotEnabled (31082), as a mongod
+// without Atlas Search. Users: createUser (pwd, roles, customData,
+// mechanisms), updateUser, dropUser, dropAllUsersFromDatabase and
+// usersInfo manage the users SCRAM authenticates; roles are stored and
+// listed, not enforced. listIndexes' cursor is on db.coll, as mongod's.
+//
 // Arguments: every command checks its fields as mongod's parser does: an
 // unknown field fails with 40415 ("BSON field 'find.x' is an unknown
 // field."), a wrong type with TypeMismatch, a negative skip, limit or
 // batchSize with 51024. Options mongod has and mongotest does not
 // implement fail with NotImplemented (238) naming them, never silently:
 // collation, let, transactions (startTransaction, autocommit), readConcern
-// snapshot and atClusterTime, find's returnKey, showRecordId, min and max,
-// aggregate's explain, views, time-series and clustered collections.
+// snapshot and atClusterTime, find's min and max, returnKey except on a
+// certain collection scan, showRecordId with a sort, aggregate's explain, views, time-series and clustered collections.
 // writeConcern (w, j, wtimeout) and readConcern levels local, available,
 // majority and linearizable are checked and accepted.
 //
