@@ -50,9 +50,9 @@ type scanState struct {
 	limited   bool
 	tailable  bool
 	awaitData bool
-	// find's returnKey on a collection scan (every result is {}) and
-	// showRecordId (each result gets $recordId).
-	emptyKey     bool
+	// find's returnKey (what each result becomes) and showRecordId
+	// (each result gets $recordId).
+	keys         keyMode
 	showRecordID bool
 }
 
@@ -201,8 +201,8 @@ func (s *scanState) next(b *batch) (bool, error) {
 				return false
 			}
 		}
-		if s.emptyKey {
-			out = emptyDoc
+		if s.keys != keyNone {
+			out = s.keys.apply(out)
 		}
 		if s.showRecordID {
 			out = appendRecordID(out, id)

@@ -42,6 +42,28 @@ func TestFindReturnKeyShowRecordID(t *testing.T) {
 		t.Errorf("_id lookup with showRecordId: %s", r)
 	}
 
+	// Where mongod scans the _id index, the keys are the _ids, in index
+	// order; showRecordId adds nothing to returnKey's keys (as the
+	// command monitoring tests expect of mongod).
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		want string
+	}{
+		{"_id sort", d("find", "c", "filter", bson.D{}, "sort", d("_id", 1), "showRecordId", true, "returnKey", true), `[{"_id":1},{"_id":2},{"_id":3}]`},
+		{"_id sort descending", d("find", "c", "sort", d("_id", -1), "returnKey", true, "limit", 2), `[{"_id":3},{"_id":2}]`},
+		{"_id range", d("find", "c", "filter", d("_id", d("$gte", 2)), "returnKey", true), `[{"_id":2},{"_id":3}]`},
+		{"_id equality", d("find", "c", "filter", d("_id", 2), "returnKey", true), `[{"_id":2}]`},
+		{"sort $natural: 1 (no longer a nil dereference)", d("find", "c", "sort", d("$natural", 1), "projection", d("_id", 1)), `[{"_id":1},{"_id":2},{"_id":3}]`},
+		{"natural order forces a scan", d("find", "c", "filter", d("_id", 2), "sort", d("$natural", 1), "returnKey", true), `[{}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			expectField(t, c.mustRun("db", tc.cmd), "cursor.firstBatch", tc.want)
+		})
+	}
+	_, err := c.run("db", d("find", "c", "filter", d("$or", bson.A{d("_id", 1), d("a", 2)}), "returnKey", true))
+	wantCode(t, err, 238, "returnKey")
+
 	c.mustRun("db", d("createIndexes", "c", "indexes", bson.A{d("key", d("a", 1), "name", "a_1")}))
 	for _, tc := range []struct {
 		name string
