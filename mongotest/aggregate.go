@@ -78,6 +78,9 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	if first == "$collStats" {
+		return s.collStatsAggregate(r, collName, stages, batchSize)
+	}
 	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: s.writeOut})
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
 // The commands test harnesses (the drivers' unified test runners) run
@@ -450,32 +451,114 @@ func collStatsCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if c == nil {
 		return nil, newError(mongoerr.NamespaceNotFound, "Collection [%s] not found.", ns(r.DB, name))
 	}
+	start, dst := bson.AppendDocumentStart(nil)
+	dst = bson.AppendStringElement(dst, "ns", ns(r.DB, name))
+	dst = appendStorageStats(dst, c, scale)
+	dst, _ = bson.AppendDocumentEnd(dst, start)
+	return dst, nil
+}
+
+// appendStorageStats appends collStats' size fields (also $collStats'
+// storageStats), estimated as listDatabases does.
+func appendStorageStats(dst []byte, c *store.Collection, scale int64) []byte {
 	count, size := int64(c.Count()), c.Size()
 	avg := int64(0)
 	if count > 0 {
 		avg = size / count
 	}
 	ixs := c.ListIndexes()
-	start, dst := bson.AppendDocumentStart(nil)
-	dst = bson.AppendStringElement(dst, "ns", ns(r.DB, name))
 	dst = bson.AppendInt64Element(dst, "size", size/scale)
 	dst = bson.AppendInt64Element(dst, "count", count)
 	dst = bson.AppendInt64Element(dst, "avgObjSize", avg)
+	dst = bson.AppendInt64Element(dst, "numOrphanDocs", 0)
 	dst = bson.AppendInt64Element(dst, "storageSize", (size+4096)/scale)
 	dst = bson.AppendInt64Element(dst, "freeStorageSize", 0)
-	dst = bson.AppendBooleanElement(dst, "capped", c.Capped())
+	opts := c.Options()
+	dst = bson.AppendBooleanElement(dst, "capped", opts.Capped)
+	if opts.Capped {
+		dst = bson.AppendInt64Element(dst, "max", opts.Max)
+		dst = bson.AppendInt64Element(dst, "maxSize", opts.Size/scale)
+	}
 	dst = bson.AppendInt64Element(dst, "nindexes", int64(len(ixs)))
+	dst = appendStrings(dst, "indexBuilds", nil)
+	dst = bson.AppendInt64Element(dst, "totalIndexSize", 4096*int64(len(ixs))/scale)
+	dst = bson.AppendInt64Element(dst, "totalSize", (size+4096+4096*int64(len(ixs)))/scale)
 	is, dst := bson.AppendDocumentElementStart(dst, "indexSizes")
 	for _, ix := range ixs {
 		dst = bson.AppendInt64Element(dst, ix.Name, 4096/scale)
 	}
 	dst, _ = bson.AppendDocumentEnd(dst, is)
-	dst = bson.AppendInt64Element(dst, "indexBuilds", 0)
-	dst = bson.AppendInt64Element(dst, "totalIndexSize", 4096*int64(len(ixs))/scale)
-	dst = bson.AppendInt64Element(dst, "totalSize", (size+4096+4096*int64(len(ixs)))/scale)
 	dst = bson.AppendInt64Element(dst, "scaleFactor", scale)
+	return dst
+}
+
+// collStatsAggregate runs a pipeline that starts with $collStats on a
+// collection: one document with ns, host, localTime and the statistics
+// asked for (storageStats, count); the rest of the pipeline runs on it.
+func (s *Server) collStatsAggregate(r *Request, coll string, stages []bson.Raw, batchSize int64) (bson.Raw, error) {
+	opts, ok := stages[0].Lookup("$collStats").DocumentOK()
+	if !ok {
+		return nil, newError(mongoerr.FailedToParse, "$collStats must take a nested object but found: %s", stages[0].Lookup("$collStats"))
+	}
+	if err := checkSubArgs(opts, "$collStats", fieldSet("storageStats", "count", "latencyStats", "queryExecStats")); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"latencyStats", "queryExecStats"} {
+		if _, err := opts.LookupErr(k); err == nil {
+			return nil, newError(mongoerr.NotImplemented, "mongotest does not support %s in $collStats", k)
+		}
+	}
+	p, err := agg.Compile(stages[1:], agg.Options{DB: r.DB, Out: s.writeOut})
+	if err != nil {
+		return nil, err
+	}
+	if p.HasOut() {
+		return nil, newError(mongoerr.NotImplemented, "mongotest does not support $out or $merge after $collStats")
+	}
+	if err := s.checkRead(r); err != nil {
+		return nil, err
+	}
+	c := s.store.Collection(r.DB, coll)
+	start, dst := bson.AppendDocumentStart(nil)
+	dst = bson.AppendStringElement(dst, "ns", ns(r.DB, coll))
+	dst = bson.AppendStringElement(dst, "host", s.hostname())
+	dst = bson.AppendDateTimeElement(dst, "localTime", time.Now().UnixMilli())
+	if v, err := opts.LookupErr("storageStats"); err == nil {
+		scale := int64(1)
+		if d, ok := v.DocumentOK(); ok {
+			if err := checkSubArgs(d, "$collStats.storageStats", fieldSet("scale", "verbose", "waitForLock", "numericOnly")); err != nil {
+				return nil, err
+			}
+			if n, ok, err := intArg(d, "scale", "$collStats.storageStats"); err != nil {
+				return nil, err
+			} else if ok {
+				if n < 1 {
+					return nil, newError(mongoerr.BadValue, "BSON field 'scale' value must be >= 1, actual value '%d'", n)
+				}
+				scale = n
+			}
+		} else {
+			return nil, newError(mongoerr.TypeMismatch, "BSON field '$collStats.storageStats' is the wrong type '%s', expected type 'object'", typeName(v.Type))
+		}
+		if c == nil {
+			return nil, newError(mongoerr.NamespaceNotFound, "Unable to retrieve storageStats in $collStats stage :: caused by :: Collection [%s] not found.", ns(r.DB, coll))
+		}
+		ss, d2 := bson.AppendDocumentElementStart(dst, "storageStats")
+		d2 = appendStorageStats(d2, c, scale)
+		dst, _ = bson.AppendDocumentEnd(d2, ss)
+	}
+	if _, err := opts.LookupErr("count"); err == nil {
+		if c == nil {
+			return nil, newError(mongoerr.NamespaceNotFound, "Unable to retrieve count in $collStats stage :: caused by :: Collection [%s] not found.", ns(r.DB, coll))
+		}
+		dst = bson.AppendInt64Element(dst, "count", int64(c.Count()))
+	}
 	dst, _ = bson.AppendDocumentEnd(dst, start)
-	return dst, nil
+	docs, err := p.Run(func(yield func(bson.Raw) bool) { yield(dst) })
+	if err != nil {
+		return nil, err
+	}
+	return s.firstBatch(&cursor{ns: ns(r.DB, coll), docs: docs}, batchSize, false)
 }
 
 // codeAPIVersionRequired is mongod's error for a command without

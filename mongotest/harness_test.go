@@ -369,3 +369,32 @@ func TestCurrentOp(t *testing.T) {
 		})
 	}
 }
+
+func TestCollStatsStage(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("create", "capped", "capped", true, "size", 4096, "max", 10))
+	c.mustRun("db", d("insert", "capped", "documents", bson.A{d("_id", 1)}))
+	r := c.mustRun("db", d("aggregate", "capped", "pipeline", bson.A{
+		d("$collStats", d("storageStats", bson.D{}, "count", bson.D{})),
+		d("$project", d("_id", 0, "ns", 1, "capped", "$storageStats.capped", "maxSize", "$storageStats.maxSize",
+			"max", "$storageStats.max", "n", "$storageStats.count", "count", 1)),
+	}, "cursor", bson.D{}))
+	expectField(t, r, "cursor.firstBatch", `[{"ns":"db.capped","capped":true,"maxSize":4096,"max":10,"n":1,"count":1}]`)
+
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		code int32
+		msg  string
+	}{
+		{"missing collection", d("aggregate", "nope", "pipeline", bson.A{d("$collStats", d("storageStats", bson.D{}))}, "cursor", bson.D{}),
+			26, "Unable to retrieve storageStats in $collStats stage :: caused by :: Collection [db.nope] not found."},
+		{"latencyStats", d("aggregate", "capped", "pipeline", bson.A{d("$collStats", d("latencyStats", bson.D{}))}, "cursor", bson.D{}), 238, "latencyStats"},
+		{"unknown option", d("aggregate", "capped", "pipeline", bson.A{d("$collStats", d("nope", 1))}, "cursor", bson.D{}), 40415, "$collStats.nope"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.run("db", tc.cmd)
+			wantCode(t, err, tc.code, tc.msg)
+		})
+	}
+}
