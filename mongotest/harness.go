@@ -235,6 +235,16 @@ var tableForListCommands map[string]command
 
 func init() { tableForListCommands = commands }
 
+// commandAliases are the table's second names for one command; mongod's
+// listCommands lists a command once, under its own name (and isMaster).
+var commandAliases = fieldSet("buildinfo", "findandmodify", "deleteIndexes", "ismaster", "dbstats", "collstats")
+
+// stableAPIv1 are the commands of the Stable API's version 1.
+var stableAPIv1 = fieldSet("abortTransaction", "aggregate", "authenticate", "bulkWrite", "collMod",
+	"commitTransaction", "count", "create", "createIndexes", "delete", "drop", "dropDatabase",
+	"dropIndexes", "endSessions", "explain", "find", "findAndModify", "getMore", "hello", "insert",
+	"killCursors", "listCollections", "listDatabases", "listIndexes", "ping", "refreshSessions", "update")
+
 // listCommandsCmd lists every command the server answers, sorted by name.
 func listCommandsCmd(_ context.Context, s *Server, _ *Request) (bson.Raw, error) {
 	s.mu.Lock()
@@ -248,7 +258,9 @@ func listCommandsCmd(_ context.Context, s *Server, _ *Request) (bson.Raw, error)
 	s.mu.Unlock()
 	names := make([]string, 0, len(flags))
 	for n := range flags {
-		names = append(names, n)
+		if !commandAliases[n] {
+			names = append(names, n)
+		}
 	}
 	slices.Sort(names)
 	start, dst := bson.AppendDocumentStart(nil)
@@ -260,7 +272,11 @@ func listCommandsCmd(_ context.Context, s *Server, _ *Request) (bson.Raw, error)
 		d2 = bson.AppendBooleanElement(d2, "requiresAuth", f&cmdNoAuth == 0)
 		d2 = bson.AppendBooleanElement(d2, "secondaryOk", true)
 		d2 = bson.AppendBooleanElement(d2, "adminOnly", f&cmdAdminOnly != 0)
-		d2 = appendStrings(d2, "apiVersions", nil)
+		var versions []string
+		if stableAPIv1[n] {
+			versions = []string{"1"}
+		}
+		d2 = appendStrings(d2, "apiVersions", versions)
 		d2 = appendStrings(d2, "deprecatedApiVersions", nil)
 		dst, _ = bson.AppendDocumentEnd(d2, es)
 	}

@@ -97,15 +97,18 @@ func TestHarnessCommands(t *testing.T) {
 		r := c.mustRun("admin", d("listCommands", 1))
 		cmds := r.Lookup("commands").Document()
 		for name := range commands {
-			if _, err := cmds.LookupErr(name); err != nil {
-				t.Errorf("listCommands lacks %s", name)
+			_, err := cmds.LookupErr(name)
+			if alias := commandAliases[name]; (err != nil) != alias {
+				t.Errorf("listCommands: %s listed=%v, alias=%v", name, err == nil, alias)
 			}
 		}
+		expectField(t, r, "commands.find.apiVersions", `["1"]`)
+		expectField(t, r, "commands.isMaster.requiresAuth", "false")
 		expectField(t, r, "commands.find.adminOnly", "false")
 		expectField(t, r, "commands.getParameter.adminOnly", "true")
 		expectField(t, r, "commands.hello.requiresAuth", "false")
 		expectField(t, r, "commands.insert.requiresAuth", "true")
-		expectField(t, r, "commands.ping.apiVersions", "[]")
+		expectField(t, r, "commands.getLog.apiVersions", "[]")
 	})
 	t.Run("hostInfo", func(t *testing.T) {
 		r := c.mustRun("admin", d("hostInfo", 1))
