@@ -301,6 +301,10 @@ func hostInfoCmd(_ context.Context, s *Server, _ *Request) (bson.Raw, error) {
 	dst = bson.AppendDateTimeElement(dst, "currentTime", time.Now().UnixMilli())
 	dst = bson.AppendStringElement(dst, "hostname", host)
 	dst = bson.AppendInt32Element(dst, "cpuAddrSize", 64)
+	if mb, ok := memTotalMB(); ok {
+		dst = bson.AppendInt64Element(dst, "memSizeMB", mb)
+		dst = bson.AppendInt64Element(dst, "memLimitMB", mb)
+	}
 	dst = bson.AppendInt32Element(dst, "numCores", int32(runtime.NumCPU()))
 	dst = bson.AppendInt32Element(dst, "numPhysicalCores", int32(runtime.NumCPU()))
 	dst = bson.AppendInt32Element(dst, "numCpuSockets", 1)
@@ -318,6 +322,22 @@ func hostInfoCmd(_ context.Context, s *Server, _ *Request) (bson.Raw, error) {
 	dst, _ = bson.AppendDocumentEnd(dst, es)
 	dst, _ = bson.AppendDocumentEnd(dst, start)
 	return dst, nil
+}
+
+// memTotalMB reads the machine's memory from /proc/meminfo, where there
+// is one; elsewhere hostInfo leaves the memory fields out.
+func memTotalMB() (int64, bool) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb / 1024, err == nil
+		}
+	}
+	return 0, false
 }
 
 // getCmdLineOptsCmd reports the options mongod would have been started
