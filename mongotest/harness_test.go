@@ -294,6 +294,9 @@ func TestUserManagement(t *testing.T) {
 		{"update missing", d("updateUser", "nobody", "pwd", "x"), 11, "User nobody@app not found"},
 		{"update nothing", d("updateUser", "alice"), 2, "Must specify at least one field"},
 		{"drop missing", d("dropUser", "nobody"), 11, "User 'nobody@app' not found"},
+		{"unknown role", d("createUser", "carol", "pwd", "x", "roles", bson.A{"nosuch"}), 31, "Could not find role: nosuch@app"},
+		{"admin-only role elsewhere", d("createUser", "carol", "pwd", "x", "roles", bson.A{"root"}), 31, "Could not find role: root@app"},
+		{"empty mechanisms", d("createUser", "carol", "pwd", "x", "roles", bson.A{}, "mechanisms", bson.A{}), 2, "mechanisms field must not be empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.run("app", tc.cmd)

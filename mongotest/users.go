@@ -3,6 +3,7 @@ package mongotest
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
@@ -14,6 +15,7 @@ import (
 // the command log drops createUser's and updateUser's bodies whole.
 
 const (
+	codeRoleNotFound      = 31
 	codeUserNotFound      = 11
 	codeUserAlreadyExists = 51003
 )
@@ -39,6 +41,12 @@ func readUserArgs(r *Request, roleRequired bool) (string, userArgs, error) {
 	}
 	if name == "" {
 		return "", a, newError(mongoerr.BadValue, "User document needs 'user' field to be non-empty")
+	}
+	if strings.ContainsRune(name, 0) {
+		return "", a, newError(mongoerr.BadValue, "Username cannot contain NULL characters")
+	}
+	if r.DB == "local" && r.Name == "createUser" {
+		return "", a, newError(mongoerr.BadValue, "Cannot create users in the local database")
 	}
 	if r.DB == "$external" {
 		return "", a, newError(mongoerr.NotImplemented, "mongotest does not support users of the $external database")
@@ -125,6 +133,9 @@ func readRoles(r *Request, v bson.RawValue) ([]bson.Raw, error) {
 		default:
 			return nil, newError(mongoerr.BadValue, "role names must be either strings or objects")
 		}
+		if !builtinRoleExists(role, db) {
+			return nil, newError(codeRoleNotFound, "Could not find role: %s@%s", role, db)
+		}
 		start, dst := bson.AppendDocumentStart(nil)
 		dst = bson.AppendStringElement(dst, "role", role)
 		dst = bson.AppendStringElement(dst, "db", db)
@@ -132,6 +143,19 @@ func readRoles(r *Request, v bson.RawValue) ([]bson.Raw, error) {
 		roles = append(roles, dst)
 	}
 	return roles, nil
+}
+
+// Built-in roles: those of every database, and those only the admin
+// database has. mongotest has no user-defined roles (createRole).
+var (
+	dbRoles    = fieldSet("read", "readWrite", "dbAdmin", "dbOwner", "userAdmin")
+	adminRoles = fieldSet("clusterAdmin", "clusterManager", "clusterMonitor", "hostManager", "backup",
+		"restore", "readAnyDatabase", "readWriteAnyDatabase", "userAdminAnyDatabase", "dbAdminAnyDatabase",
+		"root", "__system", "enableSharding", "directShardOperations", "searchCoordinator")
+)
+
+func builtinRoleExists(role, db string) bool {
+	return dbRoles[role] || (db == "admin" && adminRoles[role])
 }
 
 func createUserCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
@@ -289,8 +313,12 @@ func usersInfoCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		}
 	}
 	s.users.mu.Unlock()
+	// mongod sorts by user, then db.
 	slices.SortFunc(refs, func(a, b UserRef) int {
-		return cmpStrings(a.DB+"."+a.User, b.DB+"."+b.User)
+		if c := cmpStrings(a.User, b.User); c != 0 {
+			return c
+		}
+		return cmpStrings(a.DB, b.DB)
 	})
 	start, dst := bson.AppendDocumentStart(nil)
 	as, dst := bson.AppendArrayElementStart(dst, "users")
