@@ -192,7 +192,7 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 			return nil, newError(322, "API version must be \"1\""), nil, nil
 		}
 	}
-	if cmd.flags&cmdHello == 0 && s.requireAPIVersion() {
+	if s.requireAPIVersion() && !internalHello(cmd, r) {
 		if _, err := r.Body.LookupErr("apiVersion"); err != nil {
 			return nil, newError(codeAPIVersionRequired, "The apiVersion parameter is required, please configure your MongoClient's API version"), nil, nil
 		}

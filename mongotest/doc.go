@@ -164,7 +164,7 @@
 // transactionLifetimeLimitSeconds, cursorTimeoutMillis, enableTestCommands,
 // authenticationMechanisms, quiet; unknown ones fail with InvalidOptions
 // 72), setParameter (the runtime ones; requireApiVersion is enforced with
-// mongod's error 498870), listCommands, hostInfo, getCmdLineOpts, getLog
+// mongod's error 498870, hellos included), listCommands, hostInfo, getCmdLineOpts, getLog
 // ("*", "global" with one line per recent command, names only, and an
 // empty "startupWarnings"), dbStats and collStats (sizes estimated as
 // listDatabases does), and the $currentOp stage on admin (the running

@@ -93,6 +93,17 @@ func (s *Server) param(p *serverParam) bson.RawValue {
 	return p.def(s)
 }
 
+// internalHello tells whether r is a hello claiming internalClient,
+// which mongod lets through without apiVersion under requireApiVersion
+// (every other command, hello included, needs one).
+func internalHello(cmd command, r *Request) bool {
+	if cmd.flags&cmdHello == 0 {
+		return false
+	}
+	v, err := r.Body.LookupErr("internalClient")
+	return err == nil && (v.Type == bson.TypeEmbeddedDocument || v.Type == bson.TypeBoolean && v.Boolean())
+}
+
 // requireAPIVersion tells whether setParameter turned requireApiVersion on.
 func (s *Server) requireAPIVersion() bool {
 	s.params.mu.Lock()

@@ -77,11 +77,15 @@ func TestSetParameter(t *testing.T) {
 	}
 
 	// requireApiVersion is honoured: commands without apiVersion fail,
-	// the handshake still works, and it can be turned off with apiVersion.
+	// hellos included (unless they claim internalClient), and it can be
+	// turned off with apiVersion.
 	c.mustRun("admin", d("setParameter", 1, "requireApiVersion", true))
 	_, err := c.run("db", d("ping", 1))
-	wantCode(t, err, 498870, "The apiVersion parameter is required")
-	connect(t, s, clientOpts{})
+	wantCode(t, err, 498870, "The apiVersion parameter is required, please configure your MongoClient's API version")
+	_, err = connectErr(t, s, clientOpts{})
+	wantCode(t, err, 498870, "apiVersion")
+	connect(t, s, clientOpts{extra: d("apiVersion", "1")})
+	connect(t, s, clientOpts{extra: d("internalClient", d("minWireVersion", 0, "maxWireVersion", 25))})
 	c.mustRun("db", d("ping", 1, "apiVersion", "1"))
 	r = c.mustRun("admin", d("setParameter", 1, "requireApiVersion", false, "apiVersion", "1"))
 	expectField(t, r, "was", "true")
