@@ -164,11 +164,14 @@
 // transactionLifetimeLimitSeconds, cursorTimeoutMillis, enableTestCommands,
 // authenticationMechanisms, quiet; unknown ones fail with InvalidOptions
 // 72), setParameter (the runtime ones; requireApiVersion is enforced with
-// mongod's error 498870, hellos included), listCommands, hostInfo, getCmdLineOpts, getLog
-// ("*", "global" with one line per recent command, names only, and an
-// empty "startupWarnings"), dbStats and collStats (sizes estimated as
-// listDatabases does), and the $currentOp stage on admin (the running
-// operation; other connections as idle with idleConnections).
+// mongod's error 498870, hellos included), listCommands, hostInfo,
+// getCmdLineOpts, getLog ("*", "global" with one line per recent
+// command, names only, and an empty "startupWarnings"), dbStats and
+// collStats (sizes estimated as listDatabases does), and the stages
+// $collStats (storageStats, count) and, on admin, $currentOp (the running
+// operation; other connections as idle with idleConnections). find's
+// showRecordId adds $recordId; returnKey gives {} where mongod would scan
+// the collection and {_id} where it would scan the _id index.
 // createSearchIndexes, updateSearchIndex, dropSearchIndex and
 // $listSearchIndexes fail with SearchNotEnabled (31082), as a mongod
 // without Atlas Search. Users: createUser (pwd, roles, customData,
