@@ -94,6 +94,8 @@ var extraCodeNames = map[int32]string{
 
 	codeSearchNotEnabled:   "SearchNotEnabled",
 	codeAPIVersionRequired: "Location498870",
+	codeAPIStrictError:     "APIStrictError",
+	codeAPIParamsNoVersion: "Location4886600",
 
 	codeCappedPositionLow: "CappedPositionLost",
 	codeCursorInUse:       "CursorInUse",
@@ -191,6 +193,9 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 		if str, ok := v.StringValueOK(); !ok || str != "1" {
 			return nil, newError(322, "API version must be \"1\""), nil, nil
 		}
+	}
+	if err := checkAPIStrict(r); err != nil {
+		return nil, err, nil, nil
 	}
 	if s.requireAPIVersion() && !internalHello(cmd, r) {
 		if _, err := r.Body.LookupErr("apiVersion"); err != nil {

@@ -111,8 +111,9 @@
 // Unknown commands fail with CommandNotFound (59). Server.Handle scripts
 // any command's reply. A handler's error becomes {ok: 0, errmsg, code,
 // codeName, errorLabels}; a successful reply gets ok: 1. The Stable API's
-// apiVersion is checked ("1"); apiStrict and apiDeprecationErrors are
-// accepted and not enforced.
+// apiVersion is checked ("1"); apiStrict: true refuses commands outside
+// API version 1 with APIStrictError (323), stages are not checked, and
+// apiStrict or apiDeprecationErrors without apiVersion fail as in mongod.
 //
 // CRUD: insert (ordered or not), update (operators or replacement, upsert
 // with the query's equality fields and _id, multi, arrayFilters), delete

@@ -250,11 +250,50 @@ func init() { tableForListCommands = commands }
 // listCommands lists a command once, under its own name (and isMaster).
 var commandAliases = fieldSet("buildinfo", "findandmodify", "deleteIndexes", "ismaster", "dbstats", "collstats")
 
-// stableAPIv1 are the commands of the Stable API's version 1.
+// stableAPIv1 are the commands of the Stable API's version 1, aliases
+// included (they are the same command in mongod).
 var stableAPIv1 = fieldSet("abortTransaction", "aggregate", "authenticate", "bulkWrite", "collMod",
 	"commitTransaction", "count", "create", "createIndexes", "delete", "drop", "dropDatabase",
-	"dropIndexes", "endSessions", "explain", "find", "findAndModify", "getMore", "hello", "insert",
-	"killCursors", "listCollections", "listDatabases", "listIndexes", "ping", "refreshSessions", "update")
+	"dropIndexes", "endSessions", "explain", "find", "findAndModify", "findandmodify", "getMore",
+	"hello", "isMaster", "ismaster", "insert", "killCursors", "listCollections", "listDatabases",
+	"listIndexes", "ping", "refreshSessions", "saslStart", "saslContinue", "update")
+
+// canonicalNames are the names mongod reports for an alias's command.
+var canonicalNames = map[string]string{
+	"findandmodify": "findAndModify", "ismaster": "hello", "isMaster": "hello", "buildinfo": "buildInfo",
+	"deleteIndexes": "dropIndexes", "dbstats": "dbStats", "collstats": "collStats",
+}
+
+const (
+	codeAPIStrictError     = 323
+	codeAPIParamsNoVersion = 4886600
+)
+
+// checkAPIStrict refuses, as mongod, apiStrict or apiDeprecationErrors
+// without apiVersion, and with apiStrict: true a command outside API
+// version 1. (Version 1 deprecates nothing, so apiDeprecationErrors has
+// nothing to refuse; stages are not checked.)
+func checkAPIStrict(r *Request) error {
+	_, verErr := r.Body.LookupErr("apiVersion")
+	strictV, strictErr := r.Body.LookupErr("apiStrict")
+	_, depErr := r.Body.LookupErr("apiDeprecationErrors")
+	if verErr != nil {
+		if strictErr == nil || depErr == nil {
+			return newError(codeAPIParamsNoVersion, "Provided apiStrict and/or apiDeprecationErrors without passing apiVersion")
+		}
+		return nil
+	}
+	if strictErr != nil || !strictV.Boolean() || stableAPIv1[r.Name] {
+		return nil
+	}
+	name := r.Name
+	if n, ok := canonicalNames[name]; ok {
+		name = n
+	}
+	return newError(codeAPIStrictError, "Provided apiStrict:true, but the command %s is not in API Version 1. "+
+		"Information on supported commands and migrations in API Version 1 can be found at "+
+		"https://dochub.mongodb.org/core/manual-versioned-api.", name)
+}
 
 // listCommandsCmd lists every command the server answers, sorted by name.
 func listCommandsCmd(_ context.Context, s *Server, _ *Request) (bson.Raw, error) {

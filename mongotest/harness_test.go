@@ -412,3 +412,28 @@ func TestCollStatsStage(t *testing.T) {
 		})
 	}
 }
+
+func TestAPIStrict(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", 1)}))
+	c.mustRun("db", d("find", "c", "apiVersion", "1", "apiStrict", true))
+	c.mustRun("db", d("distinct", "c", "key", "_id", "apiVersion", "1", "apiStrict", false))
+	c.mustRun("db", d("distinct", "c", "key", "_id", "apiVersion", "1", "apiDeprecationErrors", true))
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		code int32
+		msg  string
+	}{
+		{"distinct", d("distinct", "c", "key", "_id", "apiVersion", "1", "apiStrict", true), 323,
+			"Provided apiStrict:true, but the command distinct is not in API Version 1. Information on supported commands and migrations in API Version 1 can be found at https://dochub.mongodb.org/core/manual-versioned-api."},
+		{"alias named as its command", d("buildinfo", 1, "apiVersion", "1", "apiStrict", true), 323, "the command buildInfo is not"},
+		{"strict without version", d("find", "c", "apiStrict", true), 4886600, "Provided apiStrict and/or apiDeprecationErrors without passing apiVersion"},
+		{"deprecationErrors without version", d("find", "c", "apiDeprecationErrors", false), 4886600, "without passing apiVersion"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.run("db", tc.cmd)
+			wantCode(t, err, tc.code, tc.msg)
+		})
+	}
+}
