@@ -2,6 +2,7 @@ package mongotest
 
 import (
 	"context"
+	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -393,7 +394,7 @@ func memTotalMB() (int64, bool) {
 // getCmdLineOptsCmd reports the options mongod would have been started
 // with to serve like this server.
 func getCmdLineOptsCmd(_ context.Context, s *Server, _ *Request) (bson.Raw, error) {
-	_, portStr, _ := strings.Cut(s.addr[strings.LastIndex(s.addr, ":"):], ":")
+	_, portStr, _ := net.SplitHostPort(s.addr)
 	port, _ := strconv.Atoi(portStr)
 	setName := s.Topology().SetName
 	argv := []string{"mongod", "--bind_ip", "127.0.0.1", "--port", portStr}
@@ -483,6 +484,9 @@ func scaleArg(r *Request) (int64, error) {
 
 // dbStatsCmd reports a database's sizes, estimated as listDatabases does.
 func dbStatsCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
+	if err := checkArgs(r, fieldSet("scale", "freeStorage")); err != nil {
+		return nil, err
+	}
 	scale, err := scaleArg(r)
 	if err != nil {
 		return nil, err
@@ -525,6 +529,9 @@ func dbStatsCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 // collStatsCmd reports a collection's sizes; mongod 8.0 still answers it,
 // though it is deprecated for the $collStats stage.
 func collStatsCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
+	if err := checkArgs(r, fieldSet("scale", "verbose", "waitForLock", "numericOnly")); err != nil {
+		return nil, err
+	}
 	name, err := collectionArg(r)
 	if err != nil {
 		return nil, err

@@ -163,6 +163,8 @@ func TestHarnessCommands(t *testing.T) {
 		expectField(t, r, "collections", "0")
 		_, err := c.run("db", d("dbStats", 1, "scale", 0))
 		wantCode(t, err, 2, "Scale factor")
+		_, err = c.run("db", d("dbStats", 1, "nope", 0))
+		wantCode(t, err, 40415, "dbStats.nope")
 	})
 	t.Run("collStats", func(t *testing.T) {
 		r := c.mustRun("db", d("collStats", "c"))
