@@ -51,6 +51,9 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if first == "$listSearchIndexes" {
 		return nil, searchNotEnabled()
 	}
+	if err := checkStagesAPIStrict(r, stages); err != nil {
+		return nil, err
+	}
 	if _, err := r.Body.LookupErr("cursor"); err != nil {
 		return nil, newError(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
 	}
@@ -62,6 +65,9 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if target.Type != bson.TypeString {
 		if n, ok := target.AsInt64OK(); !ok || n != 1 || !target.IsNumber() {
 			return nil, newError(mongoerr.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1")
+		}
+		if first == "$listLocalSessions" {
+			return s.listLocalSessionsAggregate(r, stages, batchSize)
 		}
 		if first == "$currentOp" {
 			if r.DB != "admin" {

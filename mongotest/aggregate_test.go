@@ -76,7 +76,7 @@ func TestAggregate(t *testing.T) {
 		{"let", d("aggregate", "c", "pipeline", bson.A{}, "cursor", bson.D{}, "let", d("x", 1)), 238, "let"},
 		{"collectionless", d("aggregate", 1, "pipeline", bson.A{d("$match", bson.D{})}, "cursor", bson.D{}), 73, "a collection is required"},
 		{"currentOp outside admin", d("aggregate", 1, "pipeline", bson.A{d("$currentOp", bson.D{})}, "cursor", bson.D{}), 73, "$currentOp must be run against the 'admin' database"},
-		{"listLocalSessions", d("aggregate", 1, "pipeline", bson.A{d("$listLocalSessions", bson.D{})}, "cursor", bson.D{}), 238, "$listLocalSessions"},
+		{"documents", d("aggregate", 1, "pipeline", bson.A{d("$documents", bson.A{})}, "cursor", bson.D{}), 238, "$documents"},
 		{"out to capped", d("aggregate", "c", "pipeline", bson.A{d("$out", "capped")}, "cursor", bson.D{}), 17152, "capped"},
 	}
 	c.mustRun("db", d("create", "capped", "capped", true, "size", 4096))

@@ -197,6 +197,9 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 	if err := checkAPIStrict(r); err != nil {
 		return nil, err, nil, nil
 	}
+	if r.Name != "endSessions" {
+		s.touchSession(c, r)
+	}
 	if s.requireAPIVersion() && !internalHello(cmd, r) {
 		if _, err := r.Body.LookupErr("apiVersion"); err != nil {
 			return nil, newError(codeAPIVersionRequired, "The apiVersion parameter is required, please configure your MongoClient's API version"), nil, nil

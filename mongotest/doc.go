@@ -170,7 +170,9 @@
 // command, names only, and an empty "startupWarnings"), dbStats and
 // collStats (sizes estimated as listDatabases does), and the stages
 // $collStats (storageStats, count) and, on admin, $currentOp (the running
-// operation; other connections as idle with idleConnections). find's
+// operation; other connections as idle with idleConnections), and
+// $listLocalSessions (the sessions commands carried as lsid, by user;
+// endSessions removes them). find's
 // showRecordId adds $recordId; returnKey gives {} where mongod would scan
 // the collection and {_id} where it would scan the _id index.
 // createSearchIndexes, updateSearchIndex, dropSearchIndex and

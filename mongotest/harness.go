@@ -270,6 +270,25 @@ const (
 	codeAPIParamsNoVersion = 4886600
 )
 
+// stagesOutsideAPIv1 are the stages mongotest runs that API version 1
+// does not include.
+var stagesOutsideAPIv1 = fieldSet("$currentOp", "$collStats", "$listLocalSessions", "$indexStats",
+	"$listSessions", "$planCacheStats")
+
+// checkStagesAPIStrict refuses, under apiStrict: true, the stages API
+// version 1 does not include.
+func checkStagesAPIStrict(r *Request, stages []bson.Raw) error {
+	if v, err := r.Body.LookupErr("apiStrict"); err != nil || !v.Boolean() {
+		return nil
+	}
+	for _, st := range stages {
+		if it := st.Iter(); it.Next() && stagesOutsideAPIv1[it.Key()] {
+			return newError(codeAPIStrictError, "%s is not allowed with 'apiStrict: true' in API Version 1", it.Key())
+		}
+	}
+	return nil
+}
+
 // checkAPIStrict refuses, as mongod, apiStrict or apiDeprecationErrors
 // without apiVersion, and with apiStrict: true a command outside API
 // version 1. (Version 1 deprecates nothing, so apiDeprecationErrors has

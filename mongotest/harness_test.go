@@ -439,3 +439,55 @@ func TestAPIStrict(t *testing.T) {
 		})
 	}
 }
+
+func TestListLocalSessions(t *testing.T) {
+	s := NewServer(t, Options{Auth: true})
+	if err := s.AddUser("admin", "root", secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddUser("app", "ada", secret); err != nil {
+		t.Fatal(err)
+	}
+	root := connect(t, s, clientOpts{})
+	if err := root.auth("admin", newSCRAMClient(SCRAMSHA256, "root", secret), false); err != nil {
+		t.Fatal(err)
+	}
+	ada := connect(t, s, clientOpts{})
+	if err := ada.auth("app", newSCRAMClient(SCRAMSHA256, "ada", secret), false); err != nil {
+		t.Fatal(err)
+	}
+	lsid := func(b byte) bson.D {
+		id := make([]byte, 16)
+		id[15] = b
+		return d("id", bson.Binary{Subtype: 4, Data: id})
+	}
+	root.mustRun("admin", d("ping", 1, "lsid", lsid(1)))
+	ada.mustRun("app", d("ping", 1, "lsid", lsid(2)))
+	ada.mustRun("app", d("ping", 1, "lsid", lsid(3)))
+
+	list := func(c *client, opts bson.D) bson.Raw {
+		return c.mustRun("admin", d("aggregate", 1, "pipeline", bson.A{
+			d("$listLocalSessions", opts), d("$project", d("_id", 0, "user", "$user.name")),
+		}, "cursor", bson.D{}))
+	}
+	expectField(t, list(ada, bson.D{}), "cursor.firstBatch", `[{"user":"ada@app"},{"user":"ada@app"}]`)
+	expectField(t, list(root, bson.D{}), "cursor.firstBatch", `[{"user":"root@admin"}]`)
+	expectField(t, list(root, d("allUsers", true)), "cursor.firstBatch", `[{"user":"root@admin"},{"user":"ada@app"},{"user":"ada@app"}]`)
+	expectField(t, list(root, d("users", bson.A{d("user", "ada", "db", "app")})), "cursor.firstBatch", `[{"user":"ada@app"},{"user":"ada@app"}]`)
+
+	r := ada.mustRun("admin", d("aggregate", 1, "pipeline", bson.A{d("$listLocalSessions", bson.D{})}, "cursor", bson.D{}))
+	if v, _ := r.LookupPath("cursor.firstBatch.0._id.uid"); v.Type != bson.TypeBinary {
+		t.Errorf("no uid: %s", r)
+	}
+	if v, _ := r.LookupPath("cursor.firstBatch.0.lastUse"); v.Type != bson.TypeDateTime {
+		t.Errorf("no lastUse: %s", r)
+	}
+
+	// endSessions forgets them.
+	ada.mustRun("admin", d("endSessions", bson.A{lsid(2), lsid(3)}))
+	expectField(t, list(ada, bson.D{}), "cursor.firstBatch", `[]`)
+
+	_, err := ada.run("admin", d("aggregate", 1, "pipeline", bson.A{d("$listLocalSessions", bson.D{})}, "cursor", bson.D{},
+		"apiVersion", "1", "apiStrict", true))
+	wantCode(t, err, 323, "$listLocalSessions is not allowed with 'apiStrict: true' in API Version 1")
+}

@@ -93,13 +93,14 @@ type Server struct {
 	requestIDs   atomic.Int32
 	opIDs        atomic.Int32 // $currentOp's opid
 
-	topo   topologyState
-	clock  clusterClock
-	users  userStore
-	params paramStore
-	fps    failPoints
-	log    commandLog
-	ops    opCounters
+	topo     topologyState
+	clock    clusterClock
+	users    userStore
+	params   paramStore
+	sessions sessionCache
+	fps      failPoints
+	log      commandLog
+	ops      opCounters
 
 	// store holds the databases; replica-set members share one.
 	store   *store.Store
