@@ -18,11 +18,12 @@ func noopCmd(context.Context, *Server, *Request) (bson.Raw, error) { return nil,
 
 // endSessionsCmd accepts the sessions a driver ends; mongod does not
 // report unknown ones either.
-func endSessionsCmd(_ context.Context, _ *Server, r *Request) (bson.Raw, error) {
+func endSessionsCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	v, err := r.Body.LookupErr("endSessions")
 	if err != nil || v.Type != bson.TypeArray {
 		return nil, newError(14, "endSessions must be an array of session ids")
 	}
+	s.endSessions(v.Array())
 	return nil, nil
 }
 

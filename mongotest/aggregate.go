@@ -42,6 +42,18 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		}
 		stages = append(stages, st)
 	}
+	first := ""
+	if len(stages) > 0 {
+		if it := stages[0].Iter(); it.Next() {
+			first = it.Key()
+		}
+	}
+	if first == "$listSearchIndexes" {
+		return nil, searchNotEnabled()
+	}
+	if err := checkStagesAPIStrict(r, stages); err != nil {
+		return nil, err
+	}
 	if _, err := r.Body.LookupErr("cursor"); err != nil {
 		return nil, newError(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
 	}
@@ -54,11 +66,26 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		if n, ok := target.AsInt64OK(); !ok || n != 1 || !target.IsNumber() {
 			return nil, newError(mongoerr.FailedToParse, "Invalid command format: the 'aggregate' field must specify a collection name or 1")
 		}
+		if first == "$listLocalSessions" {
+			return s.listLocalSessionsAggregate(r, stages, batchSize)
+		}
+		if first == "$currentOp" {
+			if r.DB != "admin" {
+				return nil, errCurrentOpNamespace()
+			}
+			return s.currentOpAggregate(r, stages, batchSize)
+		}
 		return nil, collectionlessError(stages)
+	}
+	if first == "$currentOp" {
+		return nil, errCurrentOpNamespace()
 	}
 	collName, err := collectionArg(r)
 	if err != nil {
 		return nil, err
+	}
+	if first == "$collStats" {
+		return s.collStatsAggregate(r, collName, stages, batchSize)
 	}
 	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: s.writeOut})
 	if err != nil {
@@ -85,6 +112,10 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	return s.firstBatch(&cursor{ns: ns(r.DB, collName), docs: docs}, batchSize, false)
+}
+
+func errCurrentOpNamespace() error {
+	return newError(mongoerr.InvalidNamespace, "$currentOp must be run against the 'admin' database with {aggregate: 1}")
 }
 
 func collectionlessError(stages []bson.Raw) error {

@@ -75,7 +75,8 @@ func TestAggregate(t *testing.T) {
 		{"collation", d("aggregate", "c", "pipeline", bson.A{}, "cursor", bson.D{}, "collation", d("locale", "fr")), 238, "collation"},
 		{"let", d("aggregate", "c", "pipeline", bson.A{}, "cursor", bson.D{}, "let", d("x", 1)), 238, "let"},
 		{"collectionless", d("aggregate", 1, "pipeline", bson.A{d("$match", bson.D{})}, "cursor", bson.D{}), 73, "a collection is required"},
-		{"currentOp", d("aggregate", 1, "pipeline", bson.A{d("$currentOp", bson.D{})}, "cursor", bson.D{}), 238, "$currentOp"},
+		{"currentOp outside admin", d("aggregate", 1, "pipeline", bson.A{d("$currentOp", bson.D{})}, "cursor", bson.D{}), 73, "$currentOp must be run against the 'admin' database"},
+		{"documents", d("aggregate", 1, "pipeline", bson.A{d("$documents", bson.A{})}, "cursor", bson.D{}), 238, "$documents"},
 		{"out to capped", d("aggregate", "c", "pipeline", bson.A{d("$out", "capped")}, "cursor", bson.D{}), 17152, "capped"},
 	}
 	c.mustRun("db", d("create", "capped", "capped", true, "size", 4096))

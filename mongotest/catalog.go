@@ -151,7 +151,9 @@ func listIndexesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) 
 	for _, ix := range c.ListIndexes() {
 		docs = append(docs, ix.Raw())
 	}
-	return s.firstBatch(&cursor{ns: r.DB + ".$cmd.listIndexes." + collName, docs: docs}, batchSize, false)
+	// mongod's listIndexes cursor is on the collection's own namespace
+	// (listCollections' is on db.$cmd.listCollections).
+	return s.firstBatch(&cursor{ns: ns(r.DB, collName), docs: docs}, batchSize, false)
 }
 
 var createIndexesArgs = fieldSet("indexes", "commitQuorum", "ignoreUnknownIndexOptions", "isTimeseriesNamespace")

@@ -77,7 +77,7 @@ func TestCatalog(t *testing.T) {
 	if got := names(t, r, "cursor.firstBatch"); got != "_id_,k_1,p" {
 		t.Errorf("indexes %q", got)
 	}
-	expectField(t, r, "cursor.ns", `"db.$cmd.listIndexes.b"`)
+	expectField(t, r, "cursor.ns", `"db.b"`)
 	_, err = c.run("db", d("listIndexes", "nope"))
 	wantCode(t, err, 26, "ns does not exist")
 

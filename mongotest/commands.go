@@ -89,6 +89,13 @@ var extraCodeNames = map[int32]string{
 	334:   "MechanismUnavailable",
 	352:   "UnsupportedOpQueryCommand",
 	10334: "BSONObjectTooLarge",
+	11:    "UserNotFound",
+	51003: "Location51003",
+
+	codeSearchNotEnabled:   "SearchNotEnabled",
+	codeAPIVersionRequired: "Location498870",
+	codeAPIStrictError:     "APIStrictError",
+	codeAPIParamsNoVersion: "Location4886600",
 
 	codeCappedPositionLow: "CappedPositionLost",
 	codeCursorInUse:       "CursorInUse",
@@ -185,6 +192,17 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 	if v, err := r.Body.LookupErr("apiVersion"); err == nil {
 		if str, ok := v.StringValueOK(); !ok || str != "1" {
 			return nil, newError(322, "API version must be \"1\""), nil, nil
+		}
+	}
+	if err := checkAPIStrict(r); err != nil {
+		return nil, err, nil, nil
+	}
+	if r.Name != "endSessions" {
+		s.touchSession(c, r)
+	}
+	if s.requireAPIVersion() && !internalHello(cmd, r) {
+		if _, err := r.Body.LookupErr("apiVersion"); err != nil {
+			return nil, newError(codeAPIVersionRequired, "The apiVersion parameter is required, please configure your MongoClient's API version"), nil, nil
 		}
 	}
 	if cmd.flags&cmdHello != 0 {

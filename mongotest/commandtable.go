@@ -60,4 +60,24 @@ var commands = map[string]command{
 	"dropDatabase":     {dropDatabaseCmd, 0},
 	"renameCollection": {renameCollectionCmd, cmdAdminOnly},
 	"collMod":          {collModCmd, 0},
+
+	// Test harness commands (harness.go) and user management (users.go).
+	"getParameter":             {getParameterCmd, cmdAdminOnly},
+	"setParameter":             {setParameterCmd, cmdAdminOnly},
+	"listCommands":             {listCommandsCmd, cmdNoAuth},
+	"hostInfo":                 {hostInfoCmd, 0},
+	"getCmdLineOpts":           {getCmdLineOptsCmd, cmdAdminOnly},
+	"getLog":                   {getLogCmd, cmdAdminOnly},
+	"dbStats":                  {dbStatsCmd, 0},
+	"dbstats":                  {dbStatsCmd, 0}, // mongod's alias
+	"collStats":                {collStatsCmd, 0},
+	"collstats":                {collStatsCmd, 0}, // mongod's alias
+	"createSearchIndexes":      {searchIndexCmd, 0},
+	"updateSearchIndex":        {searchIndexCmd, 0},
+	"dropSearchIndex":          {searchIndexCmd, 0},
+	"createUser":               {createUserCmd, cmdSensitive},
+	"updateUser":               {updateUserCmd, cmdSensitive},
+	"dropUser":                 {dropUserCmd, 0},
+	"dropAllUsersFromDatabase": {dropAllUsersFromDatabaseCmd, 0},
+	"usersInfo":                {usersInfoCmd, 0},
 }

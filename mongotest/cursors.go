@@ -50,6 +50,10 @@ type scanState struct {
 	limited   bool
 	tailable  bool
 	awaitData bool
+	// find's returnKey (what each result becomes) and showRecordId
+	// (each result gets $recordId).
+	keys         keyMode
+	showRecordID bool
 }
 
 type cursorTable struct {
@@ -196,6 +200,12 @@ func (s *scanState) next(b *batch) (bool, error) {
 				reachedEnd = false
 				return false
 			}
+		}
+		if s.keys != keyNone {
+			out = s.keys.apply(out)
+		}
+		if s.showRecordID {
+			out = appendRecordID(out, id)
 		}
 		if !b.fits(out) {
 			reachedEnd = false
@@ -443,4 +453,16 @@ func appendInt64s(dst []byte, key string, vals []int64) []byte {
 	}
 	dst, _ = bson.AppendDocumentEnd(dst, as)
 	return dst
+}
+
+// appendRecordID returns a copy of doc with $recordId added, as find's
+// showRecordId does.
+func appendRecordID(doc bson.Raw, id store.RecordID) bson.Raw {
+	out := make([]byte, 0, len(doc)+16)
+	out = append(out, doc[:len(doc)-1]...)
+	out = bson.AppendInt64Element(out, "$recordId", int64(id))
+	out = append(out, 0)
+	n := len(out)
+	out[0], out[1], out[2], out[3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
+	return out
 }

@@ -111,8 +111,9 @@
 // Unknown commands fail with CommandNotFound (59). Server.Handle scripts
 // any command's reply. A handler's error becomes {ok: 0, errmsg, code,
 // codeName, errorLabels}; a successful reply gets ok: 1. The Stable API's
-// apiVersion is checked ("1"); apiStrict and apiDeprecationErrors are
-// accepted and not enforced.
+// apiVersion is checked ("1"); apiStrict: true refuses commands outside
+// API version 1 with APIStrictError (323), stages are not checked, and
+// apiStrict or apiDeprecationErrors without apiVersion fail as in mongod.
 //
 // CRUD: insert (ordered or not), update (operators or replacement, upsert
 // with the query's equality fields and _id, multi, arrayFilters), delete
@@ -158,14 +159,37 @@
 // collMod (index hidden and expireAfterSeconds, validator and its
 // settings).
 //
+// Test harness commands, as the drivers' test runners use them:
+// getParameter ("*", {allParameters, showDetails} or named parameters:
+// featureCompatibilityVersion, requireApiVersion,
+// transactionLifetimeLimitSeconds, cursorTimeoutMillis, enableTestCommands,
+// authenticationMechanisms, quiet; unknown ones fail with InvalidOptions
+// 72), setParameter (the runtime ones; requireApiVersion is enforced with
+// mongod's error 498870, hellos included), listCommands, hostInfo,
+// getCmdLineOpts, getLog ("*", "global" with one line per recent
+// command, names only, and an empty "startupWarnings"), dbStats and
+// collStats (sizes estimated as listDatabases does), and the stages
+// $collStats (storageStats, count) and, on admin, $currentOp (the running
+// operation; other connections as idle with idleConnections), and
+// $listLocalSessions (the sessions commands carried as lsid, by user;
+// endSessions removes them). find's
+// showRecordId adds $recordId; returnKey gives {} where mongod would scan
+// the collection and {_id} where it would scan the _id index.
+// createSearchIndexes, updateSearchIndex, dropSearchIndex and
+// $listSearchIndexes fail with SearchNotEnabled (31082), as a mongod
+// without Atlas Search. Users: createUser (pwd, roles, customData,
+// mechanisms), updateUser, dropUser, dropAllUsersFromDatabase and
+// usersInfo manage the users SCRAM authenticates; roles are stored and
+// listed, not enforced. listIndexes' cursor is on db.coll, as mongod's.
+//
 // Arguments: every command checks its fields as mongod's parser does: an
 // unknown field fails with 40415 ("BSON field 'find.x' is an unknown
 // field."), a wrong type with TypeMismatch, a negative skip, limit or
 // batchSize with 51024. Options mongod has and mongotest does not
 // implement fail with NotImplemented (238) naming them, never silently:
 // collation, let, transactions (startTransaction, autocommit), readConcern
-// snapshot and atClusterTime, find's returnKey, showRecordId, min and max,
-// aggregate's explain, views, time-series and clustered collections.
+// snapshot and atClusterTime, find's min and max, returnKey except on a
+// certain collection scan, showRecordId with a sort, aggregate's explain, views, time-series and clustered collections.
 // writeConcern (w, j, wtimeout) and readConcern levels local, available,
 // majority and linearizable are checked and accepted.
 //

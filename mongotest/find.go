@@ -1,6 +1,7 @@
 package mongotest
 
 import (
+	"bytes"
 	"context"
 	"sort"
 
@@ -21,6 +22,8 @@ type findOpts struct {
 	hasLimit, hasBatchSize       bool
 	single, tailable, awaitData  bool
 	hint                         bson.RawValue
+	returnKey, showRecordID      bool
+	keys                         keyMode // what returnKey returns
 }
 
 // parseFind reads find's options in one pass over the body: this is the
@@ -53,14 +56,10 @@ func parseFind(r *Request) (findOpts, error) {
 			o.awaitData, err = boolValue(v, "awaitData", cmd)
 		case "hint":
 			o.hint = v
-		case "returnKey", "showRecordId":
-			on, berr := boolValue(v, string(k), cmd)
-			if berr != nil {
-				return berr
-			}
-			if on {
-				return newError(mongoerr.NotImplemented, "mongotest does not support the %s option of find", k)
-			}
+		case "returnKey":
+			o.returnKey, err = boolValue(v, "returnKey", cmd)
+		case "showRecordId":
+			o.showRecordID, err = boolValue(v, "showRecordId", cmd)
 		case "min", "max", "maxScan", "snapshot":
 			return newError(mongoerr.NotImplemented, "mongotest does not support the %s option of find", k)
 		}
@@ -142,7 +141,12 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	if id, ok := m.IDEquality(); ok && len(o.projection) == 0 && o.skip == 0 && !o.tailable &&
+	if o.returnKey || o.showRecordID {
+		if err := s.checkReturnKey(r.DB, collName, &o); err != nil {
+			return nil, err
+		}
+	}
+	if id, ok := m.IDEquality(); ok && !o.returnKey && !o.showRecordID && len(o.projection) == 0 && o.skip == 0 && !o.tailable &&
 		len(o.sortSpec) <= 5 && o.hint.Type == 0 && (!o.hasBatchSize || o.batchSize > 0 || o.single) {
 		// The _id index answers at most one document: no cursor.
 		var docs []bson.Raw
@@ -162,7 +166,12 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	natural := naturalSort(o.sortSpec)
 	var srt *query.Sort
 	if natural == 0 {
-		if srt, err = query.NewSort(o.sortSpec); err != nil {
+		sortSpec := o.sortSpec
+		if o.keys == keyID && len(sortSpec) <= 5 {
+			// mongod answers from the _id index: in _id order.
+			sortSpec = idAscending
+		}
+		if srt, err = query.NewSort(sortSpec); err != nil {
 			return nil, err
 		}
 	}
@@ -191,10 +200,15 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		// No collection: an empty result and no cursor, as mongod's EOF
 		// plan.
 		return s.replyWithCursor(cur, nil, true)
-	case !o.tailable && (natural == -1 || !srt.Empty()):
+	case !o.tailable && (natural == -1 || (srt != nil && !srt.Empty())):
 		docs, err := sortedMatches(c, m, srt, natural == -1, o.skip, o.limit)
 		if err != nil {
 			return nil, err
+		}
+		if o.keys != keyNone {
+			for i, d := range docs {
+				docs[i] = o.keys.apply(d)
+			}
 		}
 		if proj != nil {
 			for i, d := range docs {
@@ -205,7 +219,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		}
 		cur.docs = docs
 	default:
-		if id, ok := m.IDEquality(); ok && o.skip == 0 && !o.tailable {
+		if id, ok := m.IDEquality(); ok && o.skip == 0 && !o.tailable && !o.showRecordID && o.keys == keyNone {
 			// The _id index answers at most one document.
 			if doc, found := c.FindByID(id); found {
 				if proj != nil {
@@ -228,7 +242,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			}
 		}
 		cur.scan = &scanState{c: c, m: m, proj: proj, skip: o.skip, limit: o.limit, limited: o.hasLimit && o.limit > 0,
-			tailable: o.tailable, awaitData: o.awaitData}
+			tailable: o.tailable, awaitData: o.awaitData, keys: o.keys, showRecordID: o.showRecordID}
 	}
 	return s.firstBatch(cur, batchSize, o.single)
 }
@@ -424,4 +438,116 @@ func distinctValues(dst []bson.RawValue, v bson.RawValue, path []string) []bson.
 		}
 	}
 	return dst
+}
+
+// keyMode is what find's returnKey returns for each document, as
+// mongod's plan would: nothing from a collection scan, the _id from an
+// _id index scan.
+type keyMode uint8
+
+const (
+	keyNone  keyMode = iota // returnKey not set
+	keyEmpty                // a collection scan: {}
+	keyID                   // an _id index scan: {_id}
+)
+
+var idAscending = func() bson.Raw {
+	start, dst := bson.AppendDocumentStart(nil)
+	dst = bson.AppendInt32Element(dst, "_id", 1)
+	dst, _ = bson.AppendDocumentEnd(dst, start)
+	return dst
+}()
+
+func (k keyMode) apply(doc bson.Raw) bson.Raw {
+	if k == keyEmpty {
+		return emptyDoc
+	}
+	start, dst := bson.AppendDocumentStart(nil)
+	if v, err := doc.LookupErr("_id"); err == nil {
+		dst = bson.AppendValueElement(dst, "_id", v)
+	}
+	dst, _ = bson.AppendDocumentEnd(dst, start)
+	return dst
+}
+
+// indexableIDOps are the operators whose _id predicates mongod answers
+// with bounds on the _id index.
+var indexableIDOps = fieldSet("$eq", "$gt", "$gte", "$lt", "$lte", "$in")
+
+// idFilter tells how filter uses _id: not at all, as a top-level
+// predicate the _id index answers, or in some way mongotest cannot plan.
+func idFilter(filter bson.Raw) (none, indexed bool) {
+	n := bytes.Count(filter, []byte("_id\x00"))
+	if n == 0 {
+		return true, false
+	}
+	v, err := filter.LookupErr("_id")
+	if err != nil || n != 1 {
+		return false, false
+	}
+	d, ok := v.DocumentOK()
+	if !ok || v.Type == bson.TypeRegex {
+		return false, v.Type != bson.TypeRegex
+	}
+	it := d.Iter()
+	ops := 0
+	for it.Next() {
+		if !indexableIDOps[it.Key()] {
+			return false, false
+		}
+		ops++
+	}
+	return false, ops > 0
+}
+
+// isIDSort tells whether spec is {_id: 1} or {_id: -1}.
+func isIDSort(spec bson.Raw) bool {
+	it := spec.Iter()
+	if !it.Next() || it.Key() != "_id" {
+		return false
+	}
+	n, ok := it.Value().AsInt64OK()
+	return ok && (n == 1 || n == -1) && !it.Next()
+}
+
+// checkReturnKey allows returnKey and showRecordId only where mongotest
+// answers as mongod does, and sets o.keys. mongotest plans no queries, so
+// returnKey is answered only where mongod's plan is certain: a collection
+// with no index but _id's, no hint and no projection; the _id index is
+// used for a {_id: ±1} sort or a top-level _id predicate it bounds, and
+// otherwise the collection is scanned. With returnKey, showRecordId adds
+// nothing (the command monitoring tests' find with both expects only the
+// keys from mongod).
+func (s *Server) checkReturnKey(db, coll string, o *findOpts) error {
+	natural := naturalSort(o.sortSpec)
+	if !o.returnKey {
+		if natural != 1 && len(o.sortSpec) > 5 {
+			return newError(mongoerr.NotImplemented, "mongotest does not support showRecordId with a sort")
+		}
+		return nil
+	}
+	o.showRecordID = false
+	if len(o.projection) > 5 {
+		return newError(mongoerr.NotImplemented, "mongotest does not support returnKey with a projection")
+	}
+	if o.hint.Type != 0 {
+		return newError(mongoerr.NotImplemented, "mongotest does not support returnKey with a hint")
+	}
+	if c := s.store.Collection(db, coll); c != nil && len(c.ListIndexes()) > 1 {
+		return newError(mongoerr.NotImplemented, "mongotest does not support returnKey on a collection with secondary indexes")
+	}
+	none, indexed := idFilter(o.filter)
+	switch {
+	case natural == 1:
+		o.keys = keyEmpty
+	case len(o.sortSpec) > 5 && !isIDSort(o.sortSpec):
+		return newError(mongoerr.NotImplemented, "mongotest does not support returnKey with a sort other than {_id: ±1}")
+	case !none && !indexed:
+		return newError(mongoerr.NotImplemented, "mongotest does not support returnKey where it cannot tell whether the _id index answers the query")
+	case indexed || len(o.sortSpec) > 5:
+		o.keys = keyID
+	default:
+		o.keys = keyEmpty
+	}
+	return nil
 }

@@ -103,7 +103,7 @@ func TestFind(t *testing.T) {
 		{"unknown field", d("find", "c", "bogus", 1), 40415, "find.bogus"},
 		{"collation", d("find", "c", "collation", d("locale", "fr")), 238, "collation"},
 		{"let", d("find", "c", "let", d("x", 1)), 238, "let"},
-		{"returnKey", d("find", "c", "returnKey", true), 238, "returnKey"},
+		{"returnKey with a sort", d("find", "c", "returnKey", true, "sort", d("a", 1)), 238, "returnKey"},
 		{"min", d("find", "c", "min", d("_id", 1)), 238, "min"},
 		{"bad operator", d("find", "c", "filter", d("a", d("$nosuch", 1))), 2, "$nosuch"},
 		{"filter type", d("find", "c", "filter", 1), 14, "find.filter"},

@@ -46,6 +46,11 @@ type userStore struct {
 type user struct {
 	mechs []string
 	creds map[string]*scramCred
+	// What createUser and updateUser keep besides the credentials, for
+	// usersInfo: the userId, roles ({role, db} documents) and customData.
+	id         [16]byte
+	roles      []bson.Raw
+	customData bson.Raw
 }
 
 type scramCred struct {
@@ -70,6 +75,21 @@ func (s *Server) AddUser(db, username, password string, mechanisms ...string) er
 	if db == "" || username == "" {
 		return errors.New("mongotest: AddUser needs a database and a user name")
 	}
+	u, err := newUser(username, password, mechanisms)
+	if err != nil {
+		return fmt.Errorf("mongotest: AddUser %q on %q: %w", username, db, err)
+	}
+	s.users.mu.Lock()
+	defer s.users.mu.Unlock()
+	if s.users.users == nil {
+		s.users.users = map[UserRef]*user{}
+	}
+	s.users.users[UserRef{DB: db, User: username}] = u
+	return nil
+}
+
+// newUser derives a user's SCRAM credentials; no mechanisms means both.
+func newUser(username, password string, mechanisms []string) (*user, error) {
 	if len(mechanisms) == 0 {
 		mechanisms = []string{SCRAMSHA1, SCRAMSHA256}
 	}
@@ -80,18 +100,17 @@ func (s *Server) AddUser(db, username, password string, mechanisms ...string) er
 		}
 		cred, err := newSCRAMCred(m, username, password)
 		if err != nil {
-			return fmt.Errorf("mongotest: AddUser %q on %q: %w", username, db, err)
+			return nil, err
 		}
 		u.mechs = append(u.mechs, m)
 		u.creds[m] = cred
 	}
-	s.users.mu.Lock()
-	defer s.users.mu.Unlock()
-	if s.users.users == nil {
-		s.users.users = map[UserRef]*user{}
+	if _, err := rand.Read(u.id[:]); err != nil {
+		return nil, fmt.Errorf("reading a random user id: %w", err)
 	}
-	s.users.users[UserRef{DB: db, User: username}] = u
-	return nil
+	u.id[6] = u.id[6]&0x0f | 0x40 // a version 4 UUID, as mongod's userId
+	u.id[8] = u.id[8]&0x3f | 0x80
+	return u, nil
 }
 
 func (s *Server) findUser(db, name string) *user {

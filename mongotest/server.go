@@ -91,13 +91,16 @@ type Server struct {
 	totalCreated atomic.Int64
 	latency      atomic.Int64 // nanoseconds added before every reply
 	requestIDs   atomic.Int32
+	opIDs        atomic.Int32 // $currentOp's opid
 
-	topo  topologyState
-	clock clusterClock
-	users userStore
-	fps   failPoints
-	log   commandLog
-	ops   opCounters
+	topo     topologyState
+	clock    clusterClock
+	users    userStore
+	params   paramStore
+	sessions sessionCache
+	fps      failPoints
+	log      commandLog
+	ops      opCounters
 
 	// store holds the databases; replica-set members share one.
 	store   *store.Store
