@@ -157,11 +157,13 @@ func TestStages(t *testing.T) {
 		{"no input", `[]`, `[{"$group": {"_id": null, "n": {"$sum": 1}}}]`, `[]`, 0},
 
 		{"unknown stage", abc, `[{"$foo": {}}]`, "", mongoerr.Location40324},
-		{"lookup unsupported", abc, `[{"$lookup": {}}]`, "", mongoerr.NotImplemented},
-		{"facet unsupported", abc, `[{"$facet": {}}]`, "", mongoerr.NotImplemented},
+		{"graphLookup unsupported", abc, `[{"$graphLookup": {}}]`, "", mongoerr.NotImplemented},
+		{"lookup without from", abc, `[{"$lookup": {}}]`, "", mongoerr.FailedToParse},
+		{"facet empty", abc, `[{"$facet": {}}]`, "", 40169},
 		{"merge unsupported", abc, `[{"$merge": {"into": "x"}}]`, "", mongoerr.NotImplemented},
 		{"changeStream unsupported", abc, `[{"$changeStream": {}}]`, "", mongoerr.NotImplemented},
-		{"bucket unsupported", abc, `[{"$bucket": {}}]`, "", mongoerr.NotImplemented},
+		{"bucketAuto unsupported", abc, `[{"$bucketAuto": {}}]`, "", mongoerr.NotImplemented},
+		{"bucket empty", abc, `[{"$bucket": {}}]`, "", 40198},
 		{"geoNear unsupported", abc, `[{"$geoNear": {}}]`, "", mongoerr.NotImplemented},
 		{"two fields in stage", abc, `[{"$match": {}, "$limit": 1}]`, "", 40323},
 		{"empty stage", abc, `[{}]`, "", 40323},
@@ -172,7 +174,8 @@ func TestStages(t *testing.T) {
 func TestStageErrorMessages(t *testing.T) {
 	for _, c := range []struct{ stage, msg string }{
 		{`{"$foo": {}}`, "Unrecognized pipeline stage name: '$foo'"},
-		{`{"$lookup": {}}`, "$lookup"},
+		{`{"$lookup": {}}`, "must specify 'from' field for a $lookup"},
+		{`{"$graphLookup": {}}`, "$graphLookup"},
 		{`{"$project": {"a": {"$foo": 1}}}`, "Unrecognized expression '$foo'"},
 		{`{"$group": {"_id": null, "x": {"$foo": 1}}}`, "unknown group operator '$foo'"},
 		{`{"$unwind": "a"}`, "should be prefixed with a '$': a"},

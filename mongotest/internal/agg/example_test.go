@@ -50,12 +50,12 @@ func Example() {
 		fmt.Println(d)
 	}
 
-	_, err = agg.Compile([]bson.Raw{mustParse(`{"$lookup": {"from": "x"}}`)}, agg.Options{})
+	_, err = agg.Compile([]bson.Raw{mustParse(`{"$graphLookup": {"from": "x"}}`)}, agg.Options{})
 	fmt.Println(err)
 	// Output:
 	// {"_id":"pen","total":6,"avg":3.0}
 	// {"_id":"ink","total":5,"avg":5.0}
-	// NotImplemented (238): the $lookup stage is not supported by mongotest
+	// NotImplemented (238): the $graphLookup stage is not supported by mongotest
 }
 
 func mustParse(s string) bson.Raw {

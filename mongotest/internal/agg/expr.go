@@ -10,8 +10,59 @@ import (
 // env is what an expression is evaluated against: the current document
 // (which is also $$ROOT in every stage this package runs) and $$NOW.
 type env struct {
-	root bson.Raw
-	now  int64 // $$NOW, milliseconds since the epoch
+	root  bson.Raw
+	now   int64                    // $$NOW, milliseconds since the epoch
+	vars  map[string]bson.RawValue // user variables: let, $lookup's let
+	colls Collections              // other collections, for $lookup and $unionWith
+	db    string
+}
+
+// sub is an environment for a sub-pipeline: the same clock, collections
+// and database, with vars as its variables.
+func (e *env) sub(vars map[string]bson.RawValue) *env {
+	return &env{now: e.now, vars: vars, colls: e.colls, db: e.db}
+}
+
+// varExpr is "$$name" or "$$name.a.b" for a user variable.
+type varExpr struct {
+	name  string
+	parts []string
+}
+
+func (x varExpr) eval(e *env) (bson.RawValue, error) {
+	v, ok := e.vars[x.name]
+	if !ok {
+		return missing, mongoerr.New(17276, "Use of undefined variable: %s", x.name)
+	}
+	if len(x.parts) == 0 {
+		return v, nil
+	}
+	switch v.Type {
+	case bson.TypeEmbeddedDocument:
+		return evalPath(bson.Raw(v.Value), x.parts)
+	case bson.TypeArray:
+		return evalPathArray(bson.Raw(v.Value), x.parts)
+	}
+	return missing, nil
+}
+
+// checkVarName checks a user variable's name as mongod's let does: a
+// lowercase ASCII letter or a non-ASCII byte first, then letters, digits,
+// '_' or non-ASCII bytes.
+func checkVarName(name string) error {
+	if name == "" {
+		return mongoerr.New(16866, "empty variable names are not allowed")
+	}
+	if c := name[0]; !(c >= 'a' && c <= 'z' || c >= 0x80) {
+		return mongoerr.New(16867, "'%s' starts with an invalid character for a user variable name", name)
+	}
+	for i := 1; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80) {
+			return mongoerr.New(16868, "'%s' contains an invalid character for a variable name: '%c'", name, c)
+		}
+	}
+	return nil
 }
 
 // expr is a compiled aggregation expression.
@@ -206,6 +257,11 @@ func compilePath(s string) (expr, error) {
 		return literalExpr{missing}, nil
 	case "CLUSTER_TIME", "USER_ROLES", "SEARCH_META":
 		return nil, mongoerr.New(mongoerr.NotImplemented, "$$%s is not supported by mongotest", name)
+	}
+	if checkVarName(name) == nil {
+		// A user variable: whether it is defined is known only when the
+		// expression runs (let and $lookup bind them per run).
+		return varExpr{name, parts}, nil
 	}
 	return nil, mongoerr.New(17276, "Use of undefined variable: %s", name)
 }

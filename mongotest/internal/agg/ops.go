@@ -75,6 +75,8 @@ func init() {
 		"$toLong":      {1, 1, convertOp(toLong), nil},
 		"$toDouble":    {1, 1, convertOp(toDouble), nil},
 		"$toBool":      {1, 1, convertOp(toBool), nil},
+		"$rand":        {0, 0, nil, compileRand},
+		"$let":         {0, 0, nil, compileLetExpr},
 	}
 }
 
@@ -88,9 +90,9 @@ func init() {
 		$cos $cosh $dateAdd $dateDiff $dateFromParts $dateFromString $dateSubtract $dateToParts
 		$dateToString $dateTrunc $dayOfMonth $dayOfWeek $dayOfYear $degreesToRadians $exp $filter
 		$first $firstN $floor $function $getField $hour $indexOfArray $indexOfBytes $indexOfCP
-		$isNumber $isoDayOfWeek $isoWeek $isoWeekYear $last $lastN $let $ln $log $log10 $ltrim
+		$isNumber $isoDayOfWeek $isoWeek $isoWeekYear $last $lastN $ln $log $log10 $ltrim
 		$map $max $maxN $meta $median $mergeObjects $millisecond $min $minN $minute $month
-		$objectToArray $percentile $pow $radiansToDegrees $rand $range $reduce $regexFind
+		$objectToArray $percentile $pow $radiansToDegrees $range $reduce $regexFind
 		$regexFindAll $regexMatch $replaceAll $replaceOne $reverseArray $round $rtrim $second
 		$setDifference $setEquals $setField $setIntersection $setIsSubset $setUnion $sin $sinh
 		$slice $sortArray $split $sqrt $stdDevPop $stdDevSamp $strcasecmp $strLenBytes $substr

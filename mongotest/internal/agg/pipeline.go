@@ -21,8 +21,23 @@ type Options struct {
 	Out func(db, coll string, docs []bson.Raw) error
 	// Now is the value of $$NOW; the zero Time means the time Run starts.
 	Now time.Time
-	// DB is the database the aggregate runs in: $out's default database.
+	// DB is the database the aggregate runs in: $out's default database,
+	// and the database of $lookup's and $unionWith's collections.
 	DB string
+	// Let is the aggregate command's let option: variables, each an
+	// expression evaluated once when Run starts, that every stage and
+	// sub-pipeline can read as $$name.
+	Let bson.Raw
+	// Collections reads the other collections $lookup and $unionWith
+	// name; with nil, those stages see every collection empty.
+	Collections Collections
+}
+
+// Collections is how a pipeline reads a collection other than its input.
+type Collections interface {
+	// Scan yields the documents of db.coll (none when it does not exist)
+	// until yield returns false.
+	Scan(db, coll string, yield func(bson.Raw) bool)
 }
 
 // Pipeline is a compiled aggregation pipeline. It holds no per-run state,
@@ -32,6 +47,7 @@ type Pipeline struct {
 	stages []stage
 	opts   Options
 	out    *outStage
+	let    []letVar
 }
 
 // stage transforms the whole document stream; every stage sees all the
@@ -42,12 +58,12 @@ type stage interface {
 
 // knownUnsupported are stages mongod has that this package does not run.
 var knownUnsupported = map[string]bool{
-	"$lookup": true, "$facet": true, "$bucket": true, "$bucketAuto": true, "$geoNear": true,
+	"$bucketAuto": true, "$geoNear": true,
 	"$merge": true, "$changeStream": true, "$changeStreamSplitLargeEvent": true,
-	"$graphLookup": true, "$sample": true, "$sortByCount": true, "$redact": true,
+	"$graphLookup": true, "$sample": true, "$redact": true,
 	"$indexStats": true, "$collStats": true, "$currentOp": true, "$listSessions": true,
 	"$listLocalSessions": true, "$listCachedAndActiveUsers": true, "$planCacheStats": true,
-	"$unionWith": true, "$densify": true, "$fill": true, "$setWindowFields": true,
+	"$densify": true, "$fill": true, "$setWindowFields": true,
 	"$search": true, "$searchMeta": true, "$vectorSearch": true, "$documents": true,
 	"$listSearchIndexes": true, "$shardedDataDistribution": true, "$querySettings": true,
 	"$listSampledQueries": true, "$rankFusion": true, "$scoreFusion": true,
@@ -60,32 +76,58 @@ var knownUnsupported = map[string]bool{
 // parse errors otherwise.
 func Compile(stages []bson.Raw, o Options) (*Pipeline, error) {
 	p := &Pipeline{opts: o}
-	for i, raw := range stages {
-		if err := raw.Validate(); err != nil {
-			return nil, mongoerr.New(mongoerr.BadValue, "pipeline stage %d is not a valid BSON document: %v", i, err)
-		}
-		elems, err := raw.Elements()
-		if err != nil {
-			return nil, badBSON(err)
-		}
-		if len(elems) != 1 {
-			return nil, mongoerr.New(40323, "A pipeline stage specification object must contain exactly one field.")
-		}
-		name, spec := elems[0].Key(), elems[0].Value()
-		s, err := compileStage(name, spec, o)
+	if o.Let != nil {
+		let, err := compileLet(o.Let)
 		if err != nil {
 			return nil, err
 		}
+		p.let = let
+	}
+	st, out, err := compileStages(stages, o, "")
+	if err != nil {
+		return nil, err
+	}
+	p.stages, p.out = st, out
+	return p, nil
+}
+
+// compileStages compiles a pipeline; within is the stage holding it
+// ("$lookup", "$facet", "$unionWith") or "" at the top level, where alone
+// a final $out is allowed.
+func compileStages(stages []bson.Raw, o Options, within string) ([]stage, *outStage, error) {
+	var (
+		compiled []stage
+		last     *outStage
+	)
+	for i, raw := range stages {
+		if err := raw.Validate(); err != nil {
+			return nil, nil, mongoerr.New(mongoerr.BadValue, "pipeline stage %d is not a valid BSON document: %v", i, err)
+		}
+		elems, err := raw.Elements()
+		if err != nil {
+			return nil, nil, badBSON(err)
+		}
+		if len(elems) != 1 {
+			return nil, nil, mongoerr.New(40323, "A pipeline stage specification object must contain exactly one field.")
+		}
+		name, spec := elems[0].Key(), elems[0].Value()
+		if err := checkNested(within, name); err != nil {
+			return nil, nil, err
+		}
+		s, err := compileStage(name, spec, o)
+		if err != nil {
+			return nil, nil, err
+		}
 		if out, ok := s.(*outStage); ok {
 			if i != len(stages)-1 {
-				return nil, mongoerr.New(40601, "$out can only be the final stage in the pipeline")
+				return nil, nil, mongoerr.New(40601, "$out can only be the final stage in the pipeline")
 			}
-			p.out = out
+			last = out
 			continue
 		}
-		p.stages = append(p.stages, s)
+		compiled = append(compiled, s)
 	}
-	return p, nil
+	return compiled, last, nil
 }
 
 func compileStage(name string, spec bson.RawValue, o Options) (stage, error) {
@@ -147,6 +189,16 @@ func compileStage(name string, spec bson.RawValue, o Options) (stage, error) {
 		return parseReplaceRoot(name, spec)
 	case "$out":
 		return parseOut(spec, o)
+	case "$lookup":
+		return parseLookup(spec, o)
+	case "$facet":
+		return parseFacet(spec, o)
+	case "$unionWith":
+		return parseUnionWith(spec, o)
+	case "$sortByCount":
+		return parseSortByCount(spec)
+	case "$bucket":
+		return parseBucket(spec)
 	}
 	if knownUnsupported[name] {
 		return nil, mongoerr.New(mongoerr.NotImplemented, "the %s stage is not supported by mongotest", name)
@@ -166,7 +218,14 @@ func (p *Pipeline) Run(input func(yield func(bson.Raw) bool)) ([]bson.Raw, error
 	if now.IsZero() {
 		now = time.Now()
 	}
-	e := &env{now: now.UnixMilli()}
+	e := &env{now: now.UnixMilli(), colls: p.opts.Collections, db: p.opts.DB}
+	if p.let != nil {
+		vars, err := evalLet(e, p.let, nil)
+		if err != nil {
+			return nil, err
+		}
+		e.vars = vars
+	}
 	var docs []bson.Raw
 	if input != nil {
 		input(func(d bson.Raw) bool {
@@ -174,17 +233,25 @@ func (p *Pipeline) Run(input func(yield func(bson.Raw) bool)) ([]bson.Raw, error
 			return true
 		})
 	}
-	for _, s := range p.stages {
-		var err error
-		if docs, err = s.run(e, docs); err != nil {
-			return nil, err
-		}
+	docs, err := runStages(e, p.stages, docs)
+	if err != nil {
+		return nil, err
 	}
 	if p.out != nil {
 		if err := p.opts.Out(p.out.db, p.out.coll, docs); err != nil {
 			return nil, err
 		}
 		return nil, nil
+	}
+	return docs, nil
+}
+
+func runStages(e *env, stages []stage, docs []bson.Raw) ([]bson.Raw, error) {
+	for _, s := range stages {
+		var err error
+		if docs, err = s.run(e, docs); err != nil {
+			return nil, err
+		}
 	}
 	return docs, nil
 }
