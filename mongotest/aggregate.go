@@ -11,7 +11,7 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
-var aggregateArgs = fieldSet("pipeline", "cursor", "explain", "allowDiskUse", "bypassDocumentValidation", "hint")
+var aggregateArgs = fieldSet("pipeline", "cursor", "explain", "allowDiskUse", "bypassDocumentValidation", "hint", "let")
 
 // collectionlessStages are the stages that run without a collection
 // ({aggregate: 1}); mongotest has none of them.
@@ -87,7 +87,11 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if first == "$collStats" {
 		return s.collStatsAggregate(r, collName, stages, batchSize)
 	}
-	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: s.writeOut})
+	let, err := letOption(r)
+	if err != nil {
+		return nil, err
+	}
+	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: s.writeOut, Let: let, Collections: storeCollections{s}})
 	if err != nil {
 		return nil, err
 	}

@@ -4,13 +4,18 @@
 //
 // Supported stages: $match (a query filter, plus a top-level $expr),
 // $project, $addFields and $set, $unset, $group, $sort, $skip, $limit,
-// $count, $unwind, $replaceRoot, $replaceWith and $out. A stage name
-// mongod does not know fails with Location40324; one it knows but this
-// package does not run ($lookup, $facet, $merge, ...) fails with
-// NotImplemented naming the stage.
+// $count, $unwind, $replaceRoot, $replaceWith, $lookup (equality,
+// pipeline and both), $facet, $unionWith, $sortByCount, $bucket and $out.
+// $lookup and $unionWith read other collections through
+// Options.Collections. A stage name mongod does not know fails with
+// Location40324; one it knows but this package does not run
+// ($graphLookup, $bucketAuto, $merge, ...) fails with NotImplemented
+// naming the stage.
 //
 // Expressions: field paths (through arrays as aggregation does), $$ROOT,
-// $$CURRENT, $$NOW, $$REMOVE, literals and $literal, and the operators
+// $$CURRENT, $$NOW, $$REMOVE, user variables ($$name, bound by the let
+// option, $lookup's let and $let; EvalLet and Eval serve other commands'
+// let), literals and $literal, $let, $rand, and the operators
 // $add $subtract $multiply $divide $mod $abs, $eq $ne $gt $gte $lt $lte
 // $cmp, $and $or $not, $cond $ifNull, $concat $toLower $toUpper $substrCP
 // $strLenCP, $size $arrayElemAt $in $isArray, $type $toString $toInt
@@ -29,7 +34,11 @@
 //     can differ from mongod's for very large or small magnitudes.
 //   - $expr in $match works only at the top level of the filter, not
 //     inside $and, $or or $nor.
-//   - The let option, $$variables other than the ones above, collation and
-//     the 100 MB memory limits of $group and $sort are not implemented;
-//     every document is still held to mongod's 16 MiB limit.
+//   - A $$name that no let binds fails with 17276 when the expression
+//     runs, not when the pipeline is parsed as in mongod.
+//   - $lookup reads only collections in the aggregate's database, not
+//     views, and not other databases ({from: {db, coll}}); $lookup and
+//     $unionWith see the collection's state as they start.
+//   - Collation and the 100 MB memory limits of $group and $sort are not
+//     implemented; every document is still held to mongod's 16 MiB limit.
 package agg
