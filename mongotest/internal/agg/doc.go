@@ -34,8 +34,6 @@
 //     can differ from mongod's for very large or small magnitudes.
 //   - $expr in $match works only at the top level of the filter, not
 //     inside $and, $or or $nor.
-//   - A $$name that no let binds fails with 17276 when the expression
-//     runs, not when the pipeline is parsed as in mongod.
 //   - $lookup reads only collections in the aggregate's database, not
 //     views, and not other databases ({from: {db, coll}}); $lookup and
 //     $unionWith see the collection's state as they start.

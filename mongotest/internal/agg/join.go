@@ -69,6 +69,9 @@ func EvalLet(let bson.Raw, now time.Time) (Vars, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkDefined(docValue(let), nil); err != nil {
+		return nil, err
+	}
 	vars, err := evalLet(&env{now: now.UnixMilli()}, lv, nil)
 	return Vars(vars), err
 }
@@ -79,6 +82,13 @@ func EvalLet(let bson.Raw, now time.Time) (Vars, error) {
 func Eval(x bson.RawValue, doc bson.Raw, vars Vars, now time.Time) (bson.RawValue, error) {
 	c, err := compileExpr(x)
 	if err != nil {
+		return missing, err
+	}
+	defined := make(map[string]bool, len(vars))
+	for k := range vars {
+		defined[k] = true
+	}
+	if err := checkDefined(x, defined); err != nil {
 		return missing, err
 	}
 	if doc == nil {

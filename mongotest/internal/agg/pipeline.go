@@ -87,6 +87,19 @@ func Compile(stages []bson.Raw, o Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The let option's expressions see none of its variables.
+	if err := checkDefined(docValue(o.Let), nil); o.Let != nil && err != nil {
+		return nil, err
+	}
+	defined := map[string]bool{}
+	for _, l := range p.let {
+		defined[l.name] = true
+	}
+	for _, raw := range stages {
+		if err := checkDefined(docValue(raw), defined); err != nil {
+			return nil, err
+		}
+	}
 	p.stages, p.out = st, out
 	return p, nil
 }
