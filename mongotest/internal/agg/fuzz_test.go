@@ -24,6 +24,11 @@ var fuzzSeeds = []string{
 	`[{"$project": {"x": {"$and": ["$a", {"$or": [false, {"$not": "$s"}]}]}, "y": {"$cmp": ["$a", "$s"]}, "z": {"$abs": {"$subtract": ["$a", 10]}}, "q": {"$multiply": ["$a", "$a"]}}}]`,
 	`[{"$set": {"i": {"$toInt": "$s"}, "l": {"$toLong": "$a"}, "d": {"$toDouble": "$a"}, "b": {"$toBool": "$a"}, "u": {"$toUpper": "$s"}, "w": {"$toLower": "$s"}, "n": "$$NOW", "r": "$$REMOVE"}}]`,
 	`[{"$lookup": {}}]`,
+	`[{"$lookup": {"from": "c", "localField": "e.c", "foreignField": "a", "as": "j"}}, {"$unwind": "$j"}]`,
+	`[{"$lookup": {"from": "c", "let": {"x": "$a"}, "pipeline": [{"$match": {"$expr": {"$eq": ["$a", "$$x"]}}}], "as": "j.k"}}]`,
+	`[{"$facet": {"a": [{"$sortByCount": "$s"}], "b": [{"$unionWith": {"coll": "c", "pipeline": [{"$count": "n"}]}}]}}]`,
+	`[{"$bucket": {"groupBy": "$a", "boundaries": [0, 2, 10], "default": "x", "output": {"n": {"$sum": 1}}}}]`,
+	`[{"$project": {"v": {"$let": {"vars": {"y": "$a"}, "in": {"$add": ["$$y", {"$rand": {}}]}}}}}]`,
 	`[{"$foo": 1}]`,
 }
 
@@ -51,7 +56,8 @@ func FuzzPipeline(f *testing.F) {
 		for it.Next() && len(stages) < 16 {
 			stages = append(stages, bson.Raw(it.Value().Value))
 		}
-		p, err := Compile(stages, Options{DB: "db", Out: func(string, string, []bson.Raw) error { return nil }})
+		colls := mapCollections{"db.c": append(base[:len(base):len(base)], bson.Raw(doc))}
+		p, err := Compile(stages, Options{DB: "db", Collections: colls, Out: func(string, string, []bson.Raw) error { return nil }})
 		if err != nil {
 			var me *mongoerr.Error
 			if !errors.As(err, &me) {
