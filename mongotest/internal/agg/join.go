@@ -619,7 +619,7 @@ func constant(v bson.RawValue) (bson.RawValue, bool, error) {
 		return l.v, true, nil
 	}
 	if v.Type == bson.TypeEmbeddedDocument || v.Type == bson.TypeArray {
-		// A document or array of constants is a constant too.
+		// A document, array or operator over constants is a constant too.
 		val, err := x.eval(&env{root: emptyDoc})
 		if err == nil && !hasPathOrVar(v) {
 			return val, true, nil
@@ -628,7 +628,9 @@ func constant(v bson.RawValue) (bson.RawValue, bool, error) {
 	return missing, false, nil
 }
 
-// hasPathOrVar reports whether an expression mentions a "$" string.
+// hasPathOrVar reports whether an expression reads a field path or a
+// variable, or calls $rand: what keeps mongod from folding it to a
+// constant.
 func hasPathOrVar(v bson.RawValue) bool {
 	switch v.Type {
 	case bson.TypeString:
@@ -637,7 +639,13 @@ func hasPathOrVar(v bson.RawValue) bool {
 	case bson.TypeEmbeddedDocument, bson.TypeArray:
 		it := bson.Raw(v.Value).Iter()
 		for it.Next() {
-			if len(it.Key()) > 0 && it.Key()[0] == '$' || hasPathOrVar(it.Value()) {
+			if it.Key() == "$rand" {
+				return true
+			}
+			if it.Key() == "$literal" {
+				continue
+			}
+			if hasPathOrVar(it.Value()) {
 				return true
 			}
 		}
