@@ -1,0 +1,117 @@
+package store
+
+import (
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+)
+
+// Codes of view errors that mongoerr does not name.
+const (
+	codeCommandNotSupportedOnView = 166
+	codeViewDepthLimitExceeded    = 43
+)
+
+// maxViewDepth is mongod's limit on views defined on views.
+const maxViewDepth = 20
+
+// View is a read-only view: the documents of ViewOn (a collection or
+// another view of the same database) through Pipeline.
+type View struct {
+	Name     string
+	ViewOn   string
+	Pipeline []bson.Raw
+}
+
+// ErrIsView is the error a write to view db.name gets from mongod:
+// CommandNotSupportedOnView (166).
+func ErrIsView(db, name string) error {
+	e := mongoerr.New(codeCommandNotSupportedOnView, "Namespace %s.%s is a view, not a collection", db, name)
+	e.CodeName = "CommandNotSupportedOnView"
+	return e
+}
+
+// CreateView creates the view db.name on db.viewOn. It fails with
+// NamespaceExists (48) when a collection or view of that name exists.
+// pipeline is kept as given (copied).
+func (s *Store) CreateView(db, name, viewOn string, pipeline []bson.Raw) error {
+	if err := ValidateCollectionName(db, name); err != nil {
+		return err
+	}
+	if err := ValidateCollectionName(db, viewOn); err != nil {
+		return err
+	}
+	v := &View{Name: name, ViewOn: viewOn}
+	for _, st := range pipeline {
+		v.Pipeline = append(v.Pipeline, append(bson.Raw(nil), st...))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dbs[db][name] != nil || s.views[db][name] != nil {
+		return mongoerr.New(mongoerr.NamespaceExists, "Namespace %s.%s already exists", db, name)
+	}
+	if s.views == nil {
+		s.views = make(map[string]map[string]*View)
+	}
+	if s.views[db] == nil {
+		s.views[db] = make(map[string]*View)
+	}
+	s.views[db][name] = v
+	return nil
+}
+
+// View returns the view db.name, or nil when there is none.
+func (s *Store) View(db, name string) *View {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.views[db][name]
+}
+
+// DropView drops the view db.name and reports whether it existed.
+func (s *Store) DropView(db, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.views[db][name] == nil {
+		return false
+	}
+	delete(s.views[db], name)
+	if len(s.views[db]) == 0 {
+		delete(s.views, db)
+	}
+	return true
+}
+
+// ResolveView follows db.name through views to the collection underneath
+// and returns its name with the pipeline to run on it (the innermost
+// view's stages first). ok is false when name is not a view. A chain
+// deeper than mongod's limit (20) fails with ViewDepthLimitExceeded (43).
+func (s *Store) ResolveView(db, name string) (coll string, pipeline []bson.Raw, ok bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	coll = name
+	for depth := 0; ; depth++ {
+		v := s.views[db][coll]
+		if v == nil {
+			return coll, pipeline, depth > 0, nil
+		}
+		if depth >= maxViewDepth {
+			e := mongoerr.New(codeViewDepthLimitExceeded, "View depth too deep or view cycle detected. Maximum depth is %d", maxViewDepth)
+			e.CodeName = "ViewDepthLimitExceeded"
+			return "", nil, true, e
+		}
+		pipeline = append(append([]bson.Raw(nil), v.Pipeline...), pipeline...)
+		coll = v.ViewOn
+	}
+}
+
+// viewInfo returns listCollections' entry for v.
+func viewInfo(v *View) CollectionInfo {
+	start, b := bson.AppendDocumentStart(nil)
+	b = bson.AppendStringElement(b, "viewOn", v.ViewOn)
+	as, b := bson.AppendArrayElementStart(b, "pipeline")
+	for i, st := range v.Pipeline {
+		b = bson.AppendDocumentElement(b, bson.ArrayKey(i), st)
+	}
+	b, _ = bson.AppendDocumentEnd(b, as)
+	b, _ = bson.AppendDocumentEnd(b, start)
+	return CollectionInfo{Name: v.Name, Type: "view", Options: b, ReadOnly: true}
+}

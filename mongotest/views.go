@@ -1,0 +1,98 @@
+package mongotest
+
+import (
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
+	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+)
+
+// viewOptions are the create options a view accepts besides viewOn and
+// pipeline; any other (capped, validator, ...) fails as in mongod.
+var viewOptions = fieldSet("create", "viewOn", "pipeline", "collation")
+
+// createView runs create with viewOn: the view r.DB.name on viewOn through
+// pipeline.
+func (s *Server) createView(r *Request, name string) (bson.Raw, error) {
+	it := r.Body.Iter()
+	for it.Next() {
+		k := it.Key()
+		if viewOptions[k] || genericArgs[k] {
+			continue
+		}
+		return nil, newError(mongoerr.InvalidOptions, "option not supported on a view: %s", k)
+	}
+	v := r.Body.Lookup("viewOn")
+	viewOn, ok := v.StringValueOK()
+	if !ok {
+		return nil, newError(mongoerr.TypeMismatch, "BSON field 'create.viewOn' is the wrong type '%s', expected type 'string'", typeName(v.Type))
+	}
+	if viewOn == "" {
+		return nil, newError(mongoerr.BadValue, "'viewOn' cannot be empty")
+	}
+	var stages []bson.Raw
+	if pv, err := r.Body.LookupErr("pipeline"); err == nil {
+		arr, ok := pv.ArrayOK()
+		if !ok {
+			return nil, newError(mongoerr.TypeMismatch, "BSON field 'create.pipeline' is the wrong type '%s', expected type 'array'", typeName(pv.Type))
+		}
+		it := arr.Iter()
+		for it.Next() {
+			st, ok := it.Value().DocumentOK()
+			if !ok {
+				return nil, newError(mongoerr.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+			}
+			stages = append(stages, st)
+		}
+	}
+	if err := checkSimpleCollation(r.Body); err != nil {
+		return nil, err
+	}
+	for _, st := range stages {
+		if it := st.Iter(); it.Next() && (it.Key() == "$out" || it.Key() == "$merge") {
+			return nil, namedError(codeOptionNotSupportedOnView, "OptionNotSupportedOnView", "%s cannot be used in a view definition", it.Key())
+		}
+	}
+	// The definition must be a pipeline mongotest can run.
+	if _, err := agg.Compile(stages, agg.Options{DB: r.DB}); err != nil {
+		return nil, err
+	}
+	if err := s.checkWrite(r); err != nil {
+		return nil, err
+	}
+	return nil, s.store.CreateView(r.DB, name, viewOn, stages)
+}
+
+// checkSimpleCollation accepts a collation option only when it is the
+// simple one ({locale: "simple"}); mongotest compares strings by bytes.
+func checkSimpleCollation(body bson.Raw) error {
+	v, err := body.LookupErr("collation")
+	if err != nil {
+		return nil
+	}
+	d, ok := v.DocumentOK()
+	if !ok {
+		return newError(mongoerr.TypeMismatch, "BSON field 'collation' is the wrong type '%s', expected type 'object'", typeName(v.Type))
+	}
+	if loc, _ := d.Lookup("locale").StringValueOK(); loc == "simple" {
+		return nil
+	}
+	return newError(mongoerr.NotImplemented, "mongotest does not support collations other than simple")
+}
+
+// errViewWrite is mongod's error for a write to a view.
+func errViewWrite(db, coll string) error {
+	return namedError(codeCommandNotSupportedOnView, "CommandNotSupportedOnView", "Namespace %s is a view, not a collection", ns(db, coll))
+}
+
+// Codes of view errors.
+const (
+	codeCommandNotSupportedOnView = 166
+	codeOptionNotSupportedOnView  = 167
+)
+
+// namedError is newError for a code whose name only this file uses.
+func namedError(code int32, name, format string, args ...any) *mongoerr.Error {
+	e := newError(code, format, args...)
+	e.CodeName = name
+	return e
+}
