@@ -87,19 +87,33 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if first == "$collStats" {
 		return s.collStatsAggregate(r, collName, stages, batchSize)
 	}
+	// On a view, the view's pipeline runs first on the collection
+	// underneath.
+	source, viewStages, _, err := s.store.ResolveView(r.DB, collName)
+	if err != nil {
+		return nil, err
+	}
+	stages, mergeArg, err := splitMerge(stages)
+	if err != nil {
+		return nil, err
+	}
+	var merge *mergeSpec
+	if mergeArg.Type != 0 {
+		if merge, err = parseMerge(mergeArg, r.DB); err != nil {
+			return nil, err
+		}
+	}
+	if len(viewStages) > 0 {
+		stages = append(viewStages, stages...)
+	}
 	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: s.writeOut})
 	if err != nil {
 		return nil, err
 	}
-	if p.HasOut() {
-		err = s.checkWrite(r)
-	} else {
-		err = s.checkRead(r)
-	}
-	if err != nil {
+	if err := s.checkAggregateRole(r, p.HasOut() || merge != nil); err != nil {
 		return nil, err
 	}
-	c := s.store.Collection(r.DB, collName)
+	c := s.store.Collection(r.DB, source)
 	if err := checkHint(r.Body, c); err != nil {
 		return nil, err
 	}
@@ -111,7 +125,38 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	if merge != nil {
+		if err := s.runMerge(merge, docs); err != nil {
+			return nil, err
+		}
+		docs = nil
+	}
 	return s.firstBatch(&cursor{ns: ns(r.DB, collName), docs: docs}, batchSize, false)
+}
+
+// checkAggregateRole checks that this member may run the aggregate: a read
+// anywhere reads are allowed, and one that writes ($out, $merge) on the
+// primary or, as mongod 5.0+ runs it, on a secondary of a replica set
+// with a primary when the read preference allows the read (the simulated
+// set's members share one store, so the write is the primary's). A lone
+// server given the secondary role has no primary to write to.
+func (s *Server) checkAggregateRole(r *Request, writes bool) error {
+	if err := s.checkRead(r); err != nil {
+		return err
+	}
+	if !writes {
+		return nil
+	}
+	switch s.role() {
+	case RoleSecondary, RoleHidden:
+		s.topo.mu.Lock()
+		m := s.topo.member
+		s.topo.mu.Unlock()
+		if m != nil && m.rs.Primary() != nil {
+			return nil
+		}
+	}
+	return s.checkWrite(r)
 }
 
 func errCurrentOpNamespace() error {
@@ -136,6 +181,9 @@ func collectionlessError(stages []bson.Raw) error {
 // with the target's indexes and renames it over the target, so the target
 // is replaced at once or, on error, left as it was.
 func (s *Server) writeOut(db, coll string, docs []bson.Raw) error {
+	if s.store.View(db, coll) != nil {
+		return errViewWrite(db, coll)
+	}
 	target := s.store.Collection(db, coll)
 	if target != nil && target.Capped() {
 		return newError(17152, "namespace '%s' is capped so it can't be used for $out", ns(db, coll))
