@@ -47,9 +47,11 @@ func (s *Server) createView(r *Request, name string) (bson.Raw, error) {
 	if err := checkSimpleCollation(r.Body); err != nil {
 		return nil, err
 	}
-	for _, st := range stages {
+	for i, st := range stages {
 		if it := st.Iter(); it.Next() && (it.Key() == "$out" || it.Key() == "$merge") {
-			return nil, namedError(codeOptionNotSupportedOnView, "OptionNotSupportedOnView", "%s cannot be used in a view definition", it.Key())
+			return nil, namedError(codeOptionNotSupportedOnView, "OptionNotSupportedOnView",
+				"Invalid pipeline for view %s :: caused by :: The aggregation stage %s in location %d of the pipeline cannot be used in the view definition of %s because it writes to disk",
+				ns(r.DB, name), it.Key(), i, ns(r.DB, name))
 		}
 	}
 	// The definition must be a pipeline mongotest can run.

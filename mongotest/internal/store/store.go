@@ -232,7 +232,7 @@ func (s *Store) CreateCollection(db, name string, opts CollectionOptions) error 
 		return mongoerr.New(mongoerr.NamespaceExists, "Collection %s.%s already exists.", db, name)
 	}
 	if s.views[db][name] != nil {
-		return mongoerr.New(mongoerr.NamespaceExists, "Namespace %s.%s already exists", db, name)
+		return mongoerr.New(mongoerr.NamespaceExists, "Namespace already exists")
 	}
 	s.addLocked(newCollection(db, name, opts))
 	return nil

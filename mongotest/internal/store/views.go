@@ -31,14 +31,15 @@ func ErrIsView(db, name string) error {
 }
 
 // CreateView creates the view db.name on db.viewOn. It fails with
-// NamespaceExists (48) when a collection or view of that name exists.
+// NamespaceExists (48) when a collection or view of that name exists and
+// InvalidNamespace (73) for a bad name.
 // pipeline is kept as given (copied).
 func (s *Store) CreateView(db, name, viewOn string, pipeline []bson.Raw) error {
 	if err := ValidateCollectionName(db, name); err != nil {
 		return err
 	}
 	if err := ValidateCollectionName(db, viewOn); err != nil {
-		return err
+		return mongoerr.New(mongoerr.InvalidNamespace, "invalid name for 'viewOn': %s", viewOn)
 	}
 	v := &View{Name: name, ViewOn: viewOn}
 	for _, st := range pipeline {
@@ -46,8 +47,11 @@ func (s *Store) CreateView(db, name, viewOn string, pipeline []bson.Raw) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.dbs[db][name] != nil || s.views[db][name] != nil {
-		return mongoerr.New(mongoerr.NamespaceExists, "Namespace %s.%s already exists", db, name)
+	if s.dbs[db][name] != nil {
+		return mongoerr.New(mongoerr.NamespaceExists, "Collection %s.%s already exists.", db, name)
+	}
+	if s.views[db][name] != nil {
+		return mongoerr.New(mongoerr.NamespaceExists, "Namespace already exists")
 	}
 	if s.views == nil {
 		s.views = make(map[string]map[string]*View)
