@@ -474,7 +474,15 @@ func collModCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"expireAfterSeconds", "viewOn", "pipeline", "changeStreamPreAndPostImages",
+	if s.store.View(r.DB, collName) != nil {
+		return s.collModView(r, collName)
+	}
+	for _, k := range []string{"viewOn", "pipeline"} {
+		if _, err := r.Body.LookupErr(k); err == nil {
+			return nil, newError(mongoerr.InvalidOptions, "option only supported on a view: %s", k)
+		}
+	}
+	for _, k := range []string{"expireAfterSeconds", "changeStreamPreAndPostImages",
 		"cappedSize", "cappedMax", "timeseries", "recordPreImages", "dryRun"} {
 		if _, err := r.Body.LookupErr(k); err == nil {
 			return nil, newError(mongoerr.NotImplemented, "mongotest does not support the %s option of collMod", k)

@@ -29,39 +29,81 @@ func (s *Server) createView(r *Request, name string) (bson.Raw, error) {
 	if viewOn == "" {
 		return nil, newError(mongoerr.BadValue, "'viewOn' cannot be empty")
 	}
-	var stages []bson.Raw
-	if pv, err := r.Body.LookupErr("pipeline"); err == nil {
-		arr, ok := pv.ArrayOK()
-		if !ok {
-			return nil, newError(mongoerr.TypeMismatch, "BSON field 'create.pipeline' is the wrong type '%s', expected type 'array'", typeName(pv.Type))
-		}
-		it := arr.Iter()
-		for it.Next() {
-			st, ok := it.Value().DocumentOK()
-			if !ok {
-				return nil, newError(mongoerr.TypeMismatch, "Each element of the 'pipeline' array must be an object")
-			}
-			stages = append(stages, st)
-		}
-	}
-	if err := checkSimpleCollation(r.Body); err != nil {
+	stages, _, err := viewPipelineArg(r, "create", name)
+	if err != nil {
 		return nil, err
 	}
-	for i, st := range stages {
-		if it := st.Iter(); it.Next() && (it.Key() == "$out" || it.Key() == "$merge") {
-			return nil, namedError(codeOptionNotSupportedOnView, "OptionNotSupportedOnView",
-				"Invalid pipeline for view %s :: caused by :: The aggregation stage %s in location %d of the pipeline cannot be used in the view definition of %s because it writes to disk",
-				ns(r.DB, name), it.Key(), i, ns(r.DB, name))
-		}
-	}
-	// The definition must be a pipeline mongotest can run.
-	if _, err := agg.Compile(stages, agg.Options{DB: r.DB}); err != nil {
+	if err := checkSimpleCollation(r.Body); err != nil {
 		return nil, err
 	}
 	if err := s.checkWrite(r); err != nil {
 		return nil, err
 	}
 	return nil, s.store.CreateView(r.DB, name, viewOn, stages)
+}
+
+// collModView runs collMod on a view: viewOn and pipeline replace the
+// view's; any other option fails as in mongod.
+func (s *Server) collModView(r *Request, name string) (bson.Raw, error) {
+	it := r.Body.Iter()
+	it.Next() // collMod
+	for it.Next() {
+		if k := it.Key(); k != "viewOn" && k != "pipeline" && !genericArgs[k] {
+			return nil, newError(mongoerr.InvalidOptions, "option not supported on a view: %s", k)
+		}
+	}
+	viewOn := ""
+	if v, err := r.Body.LookupErr("viewOn"); err == nil {
+		var ok bool
+		if viewOn, ok = v.StringValueOK(); !ok {
+			return nil, newError(mongoerr.TypeMismatch, "BSON field 'collMod.viewOn' is the wrong type '%s', expected type 'string'", typeName(v.Type))
+		}
+		if viewOn == "" {
+			return nil, newError(mongoerr.BadValue, "'viewOn' cannot be empty")
+		}
+	}
+	stages, hasPipeline, err := viewPipelineArg(r, "collMod", name)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkWrite(r); err != nil {
+		return nil, err
+	}
+	return nil, s.store.ModifyView(r.DB, name, viewOn, stages, hasPipeline)
+}
+
+// viewPipelineArg reads and checks a view's pipeline argument: an array
+// of stages mongotest can run, none of which writes.
+func viewPipelineArg(r *Request, cmd, name string) ([]bson.Raw, bool, error) {
+	pv, err := r.Body.LookupErr("pipeline")
+	if err != nil {
+		return nil, false, nil
+	}
+	arr, ok := pv.ArrayOK()
+	if !ok {
+		return nil, false, newError(mongoerr.TypeMismatch, "BSON field '%s.pipeline' is the wrong type '%s', expected type 'array'", cmd, typeName(pv.Type))
+	}
+	var stages []bson.Raw
+	it := arr.Iter()
+	for it.Next() {
+		st, ok := it.Value().DocumentOK()
+		if !ok {
+			return nil, false, newError(mongoerr.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+		}
+		stages = append(stages, st)
+	}
+	for i, st := range stages {
+		if it := st.Iter(); it.Next() && (it.Key() == "$out" || it.Key() == "$merge") {
+			return nil, false, namedError(codeOptionNotSupportedOnView, "OptionNotSupportedOnView",
+				"Invalid pipeline for view %s :: caused by :: The aggregation stage %s in location %d of the pipeline cannot be used in the view definition of %s because it writes to disk",
+				ns(r.DB, name), it.Key(), i, ns(r.DB, name))
+		}
+	}
+	// The definition must be a pipeline mongotest can run.
+	if _, err := agg.Compile(stages, agg.Options{DB: r.DB}); err != nil {
+		return nil, false, err
+	}
+	return stages, true, nil
 }
 
 // checkSimpleCollation accepts a collation option only when it is the

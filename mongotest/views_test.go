@@ -60,6 +60,11 @@ func TestViews(t *testing.T) {
 		{"capped view", d("create", "x", "viewOn", "c", "capped", true), 72, "capped"},
 		{"out in view", d("create", "x", "viewOn", "c", "pipeline", bson.A{d("$out", "y")}), 167, "$out"},
 		{"collation", d("create", "x", "viewOn", "c", "collation", d("locale", "fr")), 238, "collation"},
+		{"self cycle", d("create", "x", "viewOn", "x"), 5, "View cycle detected: db.x => db.x => db.x"},
+		{"collMod cycle", d("collMod", "v", "viewOn", "vv"), 5, "View cycle detected: db.v => db.v => db.vv => db.v"},
+		{"collMod viewOn on a collection", d("collMod", "c", "viewOn", "v"), 72, "option only supported on a view: viewOn"},
+		{"collMod validator on a view", d("collMod", "v", "validator", d("a", 1)), 72, "option not supported on a view: validator"},
+		{"collMod pipeline type", d("collMod", "v", "pipeline", d("a", 1)), 14, "'collMod.pipeline' is the wrong type 'object'"},
 	}
 	for _, tc := range errs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,6 +72,11 @@ func TestViews(t *testing.T) {
 			wantCode(t, err, tc.code, tc.msg)
 		})
 	}
+
+	// collMod changes the definition.
+	c.mustRun("db", d("collMod", "v", "pipeline", bson.A{d("$match", d("g", 2))}))
+	expectField(t, c.mustRun("db", d("count", "vv")), "n", "2")
+	expectField(t, c.mustRun("db", d("find", "vv", "sort", d("_id", 1), "limit", 1)), "cursor.firstBatch", `[{"_id":2,"v":4,"g":2,"w":14}]`)
 
 	// Dropping a view leaves the collection; dropping a view's collection
 	// leaves an empty view.

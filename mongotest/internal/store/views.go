@@ -9,6 +9,7 @@ import (
 const (
 	codeCommandNotSupportedOnView = 166
 	codeViewDepthLimitExceeded    = 43
+	codeGraphContainsCycle        = 5
 )
 
 // maxViewDepth is mongod's limit on views defined on views.
@@ -56,11 +57,77 @@ func (s *Store) CreateView(db, name, viewOn string, pipeline []bson.Raw) error {
 	if s.views == nil {
 		s.views = make(map[string]map[string]*View)
 	}
+	if err := s.checkViewGraphLocked(db, name, viewOn); err != nil {
+		return err
+	}
 	if s.views[db] == nil {
 		s.views[db] = make(map[string]*View)
 	}
 	s.views[db][name] = v
 	return nil
+}
+
+// ModifyView changes the view db.name as collMod does: viewOn when not
+// "", the pipeline when setPipeline. It fails with NamespaceNotFound (26)
+// when there is no such view, GraphContainsCycle (5) when the view would
+// end up on itself and ViewDepthLimitExceeded (43) past 20 views.
+func (s *Store) ModifyView(db, name, viewOn string, pipeline []bson.Raw, setPipeline bool) error {
+	if viewOn != "" {
+		if err := ValidateCollectionName(db, viewOn); err != nil {
+			return mongoerr.New(mongoerr.InvalidNamespace, "invalid name for 'viewOn': %s", viewOn)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.views[db][name]
+	if old == nil {
+		return mongoerr.New(mongoerr.NamespaceNotFound, "cannot modify missing view %s.%s", db, name)
+	}
+	v := &View{Name: name, ViewOn: old.ViewOn, Pipeline: old.Pipeline}
+	if viewOn != "" {
+		v.ViewOn = viewOn
+	}
+	if setPipeline {
+		v.Pipeline = nil
+		for _, st := range pipeline {
+			v.Pipeline = append(v.Pipeline, append(bson.Raw(nil), st...))
+		}
+	}
+	if err := s.checkViewGraphLocked(db, name, v.ViewOn); err != nil {
+		return err
+	}
+	s.views[db][name] = v
+	return nil
+}
+
+// checkViewGraphLocked checks that a view db.name on viewOn neither
+// reaches itself nor stacks more than 20 views, with mongod's errors; the
+// cycle message lists the namespaces as mongod's view graph walks them
+// back.
+func (s *Store) checkViewGraphLocked(db, name, viewOn string) error {
+	path := []string{name}
+	for cur := viewOn; ; {
+		path = append(path, cur)
+		if cur == name {
+			msg := "View cycle detected: " + db + "." + name
+			for i := len(path) - 1; i >= 0; i-- {
+				msg += " => " + db + "." + path[i]
+			}
+			e := mongoerr.New(codeGraphContainsCycle, "%s", msg)
+			e.CodeName = "GraphContainsCycle"
+			return e
+		}
+		next := s.views[db][cur]
+		if next == nil {
+			return nil
+		}
+		if len(path) > maxViewDepth {
+			e := mongoerr.New(codeViewDepthLimitExceeded, "View depth too deep or view cycle detected. Maximum depth is %d", maxViewDepth)
+			e.CodeName = "ViewDepthLimitExceeded"
+			return e
+		}
+		cur = next.ViewOn
+	}
 }
 
 // View returns the view db.name, or nil when there is none.

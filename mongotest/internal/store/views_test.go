@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -47,17 +48,38 @@ func TestViews(t *testing.T) {
 	if fmt.Sprint(types) != "[c:collection v:view vv:view]" {
 		t.Errorf("ListCollections = %v", types)
 	}
-	// A chain deeper than 20 views fails.
+	// 20 views on views are allowed, not 21.
 	prev := "c"
-	for i := 0; i < 21; i++ {
+	for i := 0; i < 20; i++ {
 		name := fmt.Sprintf("d%d", i)
 		if err := s.CreateView("db", name, prev, nil); err != nil {
-			t.Fatal(err)
+			t.Fatalf("view %d: %v", i, err)
 		}
 		prev = name
 	}
-	if _, _, _, err := s.ResolveView("db", prev); code(err) != codeViewDepthLimitExceeded {
-		t.Errorf("deep chain: %v", err)
+	if coll, _, _, err := s.ResolveView("db", prev); err != nil || coll != "c" {
+		t.Errorf("20 views: %q, %v", coll, err)
+	}
+	if err := s.CreateView("db", "d20", prev, nil); code(err) != codeViewDepthLimitExceeded {
+		t.Errorf("21st view: %v", err)
+	}
+	// Cycles, through a view itself or others.
+	if err := s.CreateView("db", "self", "self", nil); code(err) != codeGraphContainsCycle ||
+		err.Error() == "" || !strings.Contains(err.Error(), "View cycle detected: db.self => db.self => db.self") {
+		t.Errorf("self cycle: %v", err)
+	}
+	if err := s.ModifyView("db", "v", "vv", nil, false); code(err) != codeGraphContainsCycle ||
+		!strings.Contains(err.Error(), "View cycle detected: db.v => db.v => db.vv => db.v") {
+		t.Errorf("cycle through vv: %v", err)
+	}
+	if err := s.ModifyView("db", "v", "", []bson.Raw{m2}, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, _, _ := s.ResolveView("db", "v"); len(p) != 1 || string(p[0]) != string(m2) {
+		t.Errorf("modified pipeline %v", p)
+	}
+	if err := s.ModifyView("db", "nope", "c", nil, false); code(err) != mongoerr.NamespaceNotFound {
+		t.Errorf("modify a missing view: %v", err)
 	}
 	if !s.DropView("db", "vv") || s.DropView("db", "vv") {
 		t.Error("DropView")
