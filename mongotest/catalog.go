@@ -243,6 +243,9 @@ func dropIndexesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) 
 	if err := s.checkWrite(r); err != nil {
 		return nil, err
 	}
+	if s.store.View(r.DB, collName) != nil {
+		return nil, errViewWrite(r.DB, collName)
+	}
 	c := s.store.Collection(r.DB, collName)
 	if c == nil {
 		return nil, newError(mongoerr.NamespaceNotFound, "ns not found %s", ns(r.DB, collName))

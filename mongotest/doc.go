@@ -158,7 +158,9 @@
 // Views: create with viewOn and pipeline (collation only "simple"),
 // listed with type "view"; find, aggregate, count and distinct run the
 // view's pipeline (and those of the views under it) first; writes fail
-// with CommandNotSupportedOnView (166); drop removes the view.
+// with CommandNotSupportedOnView (166); collMod changes viewOn and
+// pipeline (a cycle fails with GraphContainsCycle 5, more than 20 stacked
+// views with ViewDepthLimitExceeded 43); drop removes the view.
 //
 // Catalog: listDatabases (admin only; filter, nameOnly), listCollections
 // (filter, nameOnly, cursor), listIndexes, createIndexes (unique, sparse,

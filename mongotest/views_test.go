@@ -50,6 +50,7 @@ func TestViews(t *testing.T) {
 		{"findAndModify", d("findAndModify", "v", "query", bson.D{}, "remove", true), 166, "is a view"},
 		{"createIndexes", d("createIndexes", "v", "indexes", bson.A{d("key", d("a", 1), "name", "a_1")}), 166, "is a view"},
 		{"listIndexes", d("listIndexes", "v"), 166, "is a view"},
+		{"dropIndexes", d("dropIndexes", "v", "index", "*"), 166, "is a view"},
 		{"out to view", d("aggregate", "c", "pipeline", bson.A{d("$out", "v")}, "cursor", bson.D{}), 166, "is a view"},
 		{"merge into view", d("aggregate", "c", "pipeline", bson.A{d("$merge", "v")}, "cursor", bson.D{}), 166, "is a view"},
 		{"create over view", d("create", "v"), 48, "already exists"},
@@ -72,6 +73,9 @@ func TestViews(t *testing.T) {
 			wantCode(t, err, tc.code, tc.msg)
 		})
 	}
+
+	_, err := c.run("admin", d("renameCollection", "db.v", "to", "db.w"))
+	wantCode(t, err, 166, "cannot rename view: db.v")
 
 	// collMod changes the definition.
 	c.mustRun("db", d("collMod", "v", "pipeline", bson.A{d("$match", d("g", 2))}))

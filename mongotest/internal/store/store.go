@@ -313,6 +313,12 @@ func (s *Store) RenameCollection(fromDB, from, toDB, to string, dropTarget bool)
 	}
 	s.mu.Lock()
 	src := s.dbs[fromDB][from]
+	if src == nil && s.views[fromDB][from] != nil {
+		s.mu.Unlock()
+		e := mongoerr.New(codeCommandNotSupportedOnView, "cannot rename view: %s.%s", fromDB, from)
+		e.CodeName = "CommandNotSupportedOnView"
+		return e
+	}
 	if src == nil {
 		s.mu.Unlock()
 		return mongoerr.New(mongoerr.NamespaceNotFound, "Source collection %s.%s does not exist", fromDB, from)
