@@ -11,7 +11,8 @@ import (
 )
 
 // TestSpecOutMergeViewsCapped runs, against a mongotest server, the unified
-// CRUD, collection-management, retryable-reads and retryable-writes cases
+// CRUD, collection-management, retryable-reads, retryable-writes and
+// unified-test-format (valid-pass) cases
 // that use $out, $merge, views or capped collections: initialData is
 // written with commands, each operation is sent as its command, and
 // expectResult and outcome are compared. Command monitoring expectations
@@ -20,7 +21,8 @@ func TestSpecOutMergeViewsCapped(t *testing.T) {
 	tally := spectest.NewTally("unified cases with $out/$merge/views/capped (server level)")
 	var files []string
 	for _, suite := range [][]string{{"crud", "tests", "unified"}, {"collection-management", "tests"},
-		{"retryable-reads", "tests", "unified"}, {"retryable-writes", "tests", "unified"}} {
+		{"retryable-reads", "tests", "unified"}, {"retryable-writes", "tests", "unified"},
+		{"unified-test-format", "tests", "valid-pass"}} {
 		files = append(files, spectest.Files(t, "*.json", suite...)...)
 	}
 	for _, path := range files {
