@@ -22,7 +22,8 @@ type mergeSpec struct {
 
 // Error codes of $merge that mongoerr does not name.
 const (
-	codeMergeNotObject      = 51182
+	codeMergeUnsupported    = 51181
+	codeMergeDuplicateOn    = 31465
 	codeMergeIntoType       = 51178
 	codeMergeOnType         = 51186
 	codeMergeOnElem         = 51134
@@ -62,7 +63,7 @@ func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
 		return m, checkMergeTarget(m)
 	case bson.TypeEmbeddedDocument:
 	default:
-		return nil, newError(codeMergeNotObject, "$merge only supports a string or object argument, but found %s", typeName(v.Type))
+		return nil, newError(mongoerr.TypeMismatch, "$merge requires a string or object argument, but found %s", typeName(v.Type))
 	}
 	spec := v.Document()
 	into, err := spec.LookupErr("into")
@@ -91,7 +92,7 @@ func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
 			}
 		}
 	default:
-		return nil, newError(codeMergeIntoType, "$merge 'into' field  must be either a string or an object, but found %s", typeName(into.Type))
+		return nil, newError(codeMergeIntoType, "$merge 'into' field must be either a string or an object, but found %s", typeName(into.Type))
 	}
 	hasLet, letVars := false, false
 	it := spec.Iter()
@@ -134,7 +135,7 @@ func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
 				}
 				m.whenMatched, m.pipeline = "pipeline", p
 			default:
-				return nil, newError(codeMergeWhenMatched, "$merge 'whenMatched' field  must be either a string or an array, but found %s", typeName(val.Type))
+				return nil, newError(codeMergeWhenMatched, "$merge 'whenMatched' field must be either a string or an array, but found %s", typeName(val.Type))
 			}
 		case "whenNotMatched":
 			s, ok := val.StringValueOK()
@@ -154,11 +155,19 @@ func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
 	if hasLet && m.whenMatched != "pipeline" {
 		return nil, newError(codeMergeLetNotPipeline, "Cannot use 'let' variables with 'whenMatched: %s' mode", m.whenMatched)
 	}
+	if !mergeModeSupported[m.whenMatched+"/"+m.whenNotMatched] {
+		return nil, newError(codeMergeUnsupported, "Combination of $merge modes 'whenMatched: %s' and 'whenNotMatched: %s' is not supported", m.whenMatched, m.whenNotMatched)
+	}
 	if letVars {
 		return nil, newError(mongoerr.NotImplemented, "mongotest does not support the let option of $merge")
 	}
 	return m, checkMergeTarget(m)
 }
+
+// mergeModeSupported are the whenMatched/whenNotMatched pairs mongod runs.
+var mergeModeSupported = fieldSet("replace/insert", "replace/fail", "replace/discard",
+	"merge/insert", "merge/fail", "merge/discard", "keepExisting/insert", "fail/insert",
+	"pipeline/insert", "pipeline/fail", "pipeline/discard")
 
 func parseMergeOn(v bson.RawValue) ([]string, error) {
 	switch v.Type {
@@ -172,6 +181,11 @@ func parseMergeOn(v bson.RawValue) ([]string, error) {
 			if !ok {
 				return nil, newError(codeMergeOnElem, "$merge 'on' array elements must be strings, but found %s", typeName(it.Value().Type))
 			}
+			for _, f := range on {
+				if f == s {
+					return nil, newError(codeMergeDuplicateOn, "Found a duplicate field '%s'", s)
+				}
+			}
 			on = append(on, s)
 		}
 		if len(on) == 0 {
@@ -179,7 +193,7 @@ func parseMergeOn(v bson.RawValue) ([]string, error) {
 		}
 		return on, nil
 	}
-	return nil, newError(codeMergeOnType, "$merge 'on' field  must be either a string or an array of strings, but found %s", typeName(v.Type))
+	return nil, newError(codeMergeOnType, "$merge 'on' field must be either a string or an array of strings, but found %s", typeName(v.Type))
 }
 
 func checkMergeTarget(m *mergeSpec) error {
@@ -187,7 +201,11 @@ func checkMergeTarget(m *mergeSpec) error {
 		return newError(mongoerr.InvalidNamespace, "Invalid $merge target namespace: '%s'", ns(m.db, m.coll))
 	}
 	if strings.HasPrefix(m.coll, "system.") {
-		return newError(31319, "Cannot $merge to internal database: %s", ns(m.db, m.coll))
+		return newError(31319, "Cannot $merge to special collection: %s", m.coll)
+	}
+	switch m.db {
+	case "admin", "config", "local":
+		return newError(31320, "Cannot $merge to internal database: %s", m.db)
 	}
 	return nil
 }
