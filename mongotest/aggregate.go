@@ -106,7 +106,8 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if len(viewStages) > 0 {
 		stages = append(viewStages, stages...)
 	}
-	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: s.writeOut})
+	out := func(db, coll string, docs []bson.Raw) error { return s.writeOutFor(r, db, coll, docs) }
+	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: out})
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +127,7 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	if merge != nil {
-		if err := s.runMerge(merge, docs); err != nil {
+		if err := s.runMerge(r, merge, docs); err != nil {
 			return nil, err
 		}
 		docs = nil
@@ -179,8 +180,15 @@ func collectionlessError(stages []bson.Raw) error {
 
 // writeOut is $out's writer: as mongod, it fills a temporary collection
 // with the target's indexes and renames it over the target, so the target
-// is replaced at once or, on error, left as it was.
+// is replaced at once or, on error, left as it was. The target's validator
+// applies to the documents.
 func (s *Server) writeOut(db, coll string, docs []bson.Raw) error {
+	return s.writeOutFor(nil, db, coll, docs)
+}
+
+// writeOutFor is writeOut for aggregate request r: its
+// bypassDocumentValidation skips the target's validator.
+func (s *Server) writeOutFor(r *Request, db, coll string, docs []bson.Raw) error {
 	if s.store.View(db, coll) != nil {
 		return errViewWrite(db, coll)
 	}
@@ -188,10 +196,31 @@ func (s *Server) writeOut(db, coll string, docs []bson.Raw) error {
 	if target != nil && target.Capped() {
 		return newError(17152, "namespace '%s' is capped so it can't be used for $out", ns(db, coll))
 	}
+	var val *validation
+	if target != nil {
+		var err error
+		if r != nil {
+			val, err = writeValidation(r, target)
+		} else {
+			val, err = collValidation(target)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	tmpName := fmt.Sprintf("tmp.agg_out.%016x", rand.Uint64())
-	tmp, err := s.store.CollectionOrCreate(db, tmpName)
-	if err != nil {
+	// The temporary collection takes the target's options (its validator),
+	// as mongod's $out keeps them.
+	var opts store.CollectionOptions
+	if target != nil {
+		opts = target.Options()
+	}
+	if err := s.store.CreateCollection(db, tmpName, opts); err != nil {
 		return err
+	}
+	tmp := s.store.Collection(db, tmpName)
+	if tmp == nil {
+		return newError(mongoerr.NamespaceNotFound, "$out's temporary collection %s was dropped", ns(db, tmpName))
 	}
 	fail := func(err error) error {
 		s.store.DropCollection(db, tmpName)
@@ -211,6 +240,9 @@ func (s *Server) writeOut(db, coll string, docs []bson.Raw) error {
 		}
 	}
 	for _, d := range docs {
+		if err := val.check(d, nil); err != nil {
+			return fail(err)
+		}
 		if err := tmp.Insert(d); err != nil {
 			return fail(err)
 		}

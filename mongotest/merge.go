@@ -215,11 +215,19 @@ func (m *mergeSpec) onIsID() bool { return m.on == nil || (len(m.on) == 1 && m.o
 
 // runMerge writes docs into the target as m says, one document after the
 // other as mongod's batches do (an error leaves earlier writes in place).
-func (s *Server) runMerge(m *mergeSpec, docs []bson.Raw) error {
+// The target's validator applies unless r has bypassDocumentValidation.
+func (s *Server) runMerge(r *Request, m *mergeSpec, docs []bson.Raw) error {
 	if s.store.View(m.db, m.coll) != nil {
 		return errViewWrite(m.db, m.coll)
 	}
 	c := s.store.Collection(m.db, m.coll)
+	var val *validation
+	if c != nil {
+		var err error
+		if val, err = writeValidation(r, c); err != nil {
+			return err
+		}
+	}
 	if !m.onIsID() {
 		// mongod needs a unique index on exactly the 'on' fields.
 		if c == nil || !hasUniqueIndexOn(c, m.on) {
@@ -251,6 +259,9 @@ func (s *Server) runMerge(m *mergeSpec, docs []bson.Raw) error {
 					return err
 				}
 			}
+			if err := val.check(d, nil); err != nil {
+				return err
+			}
 			if err := c.Insert(d); err != nil {
 				return err
 			}
@@ -280,6 +291,9 @@ func (s *Server) runMerge(m *mergeSpec, docs []bson.Raw) error {
 				return newError(mongoerr.NotImplemented, "mongotest's $merge pipeline must produce one document")
 			}
 			newDoc = out[0]
+		}
+		if err := val.check(newDoc, target); err != nil {
+			return err
 		}
 		if err := c.Replace(id, newDoc); err != nil {
 			var me *mongoerr.Error

@@ -84,3 +84,17 @@ func TestAggregateMergeNotLast(t *testing.T) {
 	_, err := c.run("db", d("aggregate", "c", "pipeline", bson.A{d("$merge", "t"), d("$match", bson.D{})}, "cursor", bson.D{}))
 	wantCode(t, err, 40601, "$merge can only be the final stage")
 }
+
+func TestAggregateOutMergeValidation(t *testing.T) {
+	_, c := crudServer(t)
+	insertN(t, c, "db", "c", 3)
+	c.mustRun("db", d("create", "t", "validator", d("v", d("$gt", 1))))
+	for _, stage := range []bson.D{d("$out", "t"), d("$merge", "t")} {
+		_, err := c.run("db", d("aggregate", "c", "pipeline", bson.A{stage}, "cursor", bson.D{}))
+		wantCode(t, err, 121, "")
+		c.mustRun("db", d("aggregate", "c", "pipeline", bson.A{stage}, "cursor", bson.D{}, "bypassDocumentValidation", true))
+	}
+	if got := findAll(t, c, "db", "t"); js(t, got) != js(t, `[{"_id":0,"v":3,"g":0},{"_id":1,"v":2,"g":1},{"_id":2,"v":1,"g":2}]`) {
+		t.Errorf("target %s", got)
+	}
+}
