@@ -91,19 +91,34 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: s.writeOut, Let: let, Collections: storeCollections{s}})
+	// On a view, the view's pipeline runs first on the collection
+	// underneath.
+	source, viewStages, _, err := s.store.ResolveView(r.DB, collName)
 	if err != nil {
 		return nil, err
 	}
-	if p.HasOut() {
-		err = s.checkWrite(r)
-	} else {
-		err = s.checkRead(r)
-	}
+	stages, mergeArg, err := splitMerge(stages)
 	if err != nil {
 		return nil, err
 	}
-	c := s.store.Collection(r.DB, collName)
+	var merge *mergeSpec
+	if mergeArg.Type != 0 {
+		if merge, err = parseMerge(mergeArg, r.DB); err != nil {
+			return nil, err
+		}
+	}
+	if len(viewStages) > 0 {
+		stages = append(viewStages, stages...)
+	}
+	out := func(db, coll string, docs []bson.Raw) error { return s.writeOutFor(r, db, coll, docs) }
+	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: out, Let: let, Collections: storeCollections{s}})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkAggregateRole(r, p.HasOut() || merge != nil); err != nil {
+		return nil, err
+	}
+	c := s.store.Collection(r.DB, source)
 	if err := checkHint(r.Body, c); err != nil {
 		return nil, err
 	}
@@ -115,7 +130,38 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	if merge != nil {
+		if err := s.runMerge(r, merge, docs); err != nil {
+			return nil, err
+		}
+		docs = nil
+	}
 	return s.firstBatch(&cursor{ns: ns(r.DB, collName), docs: docs}, batchSize, false)
+}
+
+// checkAggregateRole checks that this member may run the aggregate: a read
+// anywhere reads are allowed, and one that writes ($out, $merge) on the
+// primary or, as mongod 5.0+ runs it, on a secondary of a replica set
+// with a primary when the read preference allows the read (the simulated
+// set's members share one store, so the write is the primary's). A lone
+// server given the secondary role has no primary to write to.
+func (s *Server) checkAggregateRole(r *Request, writes bool) error {
+	if err := s.checkRead(r); err != nil {
+		return err
+	}
+	if !writes {
+		return nil
+	}
+	switch s.role() {
+	case RoleSecondary, RoleHidden:
+		s.topo.mu.Lock()
+		m := s.topo.member
+		s.topo.mu.Unlock()
+		if m != nil && m.rs.Primary() != nil {
+			return nil
+		}
+	}
+	return s.checkWrite(r)
 }
 
 func errCurrentOpNamespace() error {
@@ -138,16 +184,47 @@ func collectionlessError(stages []bson.Raw) error {
 
 // writeOut is $out's writer: as mongod, it fills a temporary collection
 // with the target's indexes and renames it over the target, so the target
-// is replaced at once or, on error, left as it was.
+// is replaced at once or, on error, left as it was. The target's validator
+// applies to the documents.
 func (s *Server) writeOut(db, coll string, docs []bson.Raw) error {
+	return s.writeOutFor(nil, db, coll, docs)
+}
+
+// writeOutFor is writeOut for aggregate request r: its
+// bypassDocumentValidation skips the target's validator.
+func (s *Server) writeOutFor(r *Request, db, coll string, docs []bson.Raw) error {
+	if s.store.View(db, coll) != nil {
+		return errViewWrite(db, coll)
+	}
 	target := s.store.Collection(db, coll)
 	if target != nil && target.Capped() {
 		return newError(17152, "namespace '%s' is capped so it can't be used for $out", ns(db, coll))
 	}
+	var val *validation
+	if target != nil {
+		var err error
+		if r != nil {
+			val, err = writeValidation(r, target)
+		} else {
+			val, err = collValidation(target)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	tmpName := fmt.Sprintf("tmp.agg_out.%016x", rand.Uint64())
-	tmp, err := s.store.CollectionOrCreate(db, tmpName)
-	if err != nil {
+	// The temporary collection takes the target's options (its validator),
+	// as mongod's $out keeps them.
+	var opts store.CollectionOptions
+	if target != nil {
+		opts = target.Options()
+	}
+	if err := s.store.CreateCollection(db, tmpName, opts); err != nil {
 		return err
+	}
+	tmp := s.store.Collection(db, tmpName)
+	if tmp == nil {
+		return newError(mongoerr.NamespaceNotFound, "$out's temporary collection %s was dropped", ns(db, tmpName))
 	}
 	fail := func(err error) error {
 		s.store.DropCollection(db, tmpName)
@@ -167,6 +244,9 @@ func (s *Server) writeOut(db, coll string, docs []bson.Raw) error {
 		}
 	}
 	for _, d := range docs {
+		if err := val.check(d, nil); err != nil {
+			return fail(err)
+		}
 		if err := tmp.Insert(d); err != nil {
 			return fail(err)
 		}

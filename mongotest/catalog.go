@@ -143,6 +143,9 @@ func listIndexesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) 
 	if err := s.checkRead(r); err != nil {
 		return nil, err
 	}
+	if s.store.View(r.DB, collName) != nil {
+		return nil, errViewWrite(r.DB, collName)
+	}
 	c := s.store.Collection(r.DB, collName)
 	if c == nil {
 		return nil, newError(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns(r.DB, collName))
@@ -240,6 +243,9 @@ func dropIndexesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) 
 	if err := s.checkWrite(r); err != nil {
 		return nil, err
 	}
+	if s.store.View(r.DB, collName) != nil {
+		return nil, errViewWrite(r.DB, collName)
+	}
 	c := s.store.Collection(r.DB, collName)
 	if c == nil {
 		return nil, newError(mongoerr.NamespaceNotFound, "ns not found %s", ns(r.DB, collName))
@@ -278,7 +284,7 @@ func dropIndexesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) 
 var createArgs = fieldSet("capped", "size", "max", "validator", "validationLevel", "validationAction",
 	"storageEngine", "indexOptionDefaults", "autoIndexId", "idIndex", "flags",
 	"viewOn", "pipeline", "timeseries", "clusteredIndex", "expireAfterSeconds",
-	"changeStreamPreAndPostImages", "recordPreImages", "encryptedFields")
+	"changeStreamPreAndPostImages", "recordPreImages", "encryptedFields", "collation")
 
 // listedOptions are create and collMod options kept in the collection's
 // options as given; the validation ones take effect in validation.go.
@@ -292,7 +298,16 @@ func createCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"viewOn", "pipeline", "timeseries", "clusteredIndex", "expireAfterSeconds",
+	if _, err := r.Body.LookupErr("viewOn"); err == nil {
+		return s.createView(r, collName)
+	}
+	if _, err := r.Body.LookupErr("pipeline"); err == nil {
+		return nil, newError(mongoerr.InvalidOptions, "'pipeline' requires 'viewOn' to also be specified")
+	}
+	if err := checkSimpleCollation(r.Body); err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"timeseries", "clusteredIndex", "expireAfterSeconds",
 		"changeStreamPreAndPostImages", "recordPreImages", "encryptedFields"} {
 		if _, err := r.Body.LookupErr(k); err == nil {
 			return nil, newError(mongoerr.NotImplemented, "mongotest does not support the %s option of create", k)
@@ -377,6 +392,12 @@ func dropCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	}
 	c := s.store.Collection(r.DB, collName)
 	if c == nil {
+		if s.store.DropView(r.DB, collName) {
+			start, dst := bson.AppendDocumentStart(nil)
+			dst = bson.AppendStringElement(dst, "ns", ns(r.DB, collName))
+			dst, _ = bson.AppendDocumentEnd(dst, start)
+			return dst, nil
+		}
 		// mongod 7.0 and later drop a missing collection without error.
 		return nil, nil
 	}
@@ -456,7 +477,15 @@ func collModCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"expireAfterSeconds", "viewOn", "pipeline", "changeStreamPreAndPostImages",
+	if s.store.View(r.DB, collName) != nil {
+		return s.collModView(r, collName)
+	}
+	for _, k := range []string{"viewOn", "pipeline"} {
+		if _, err := r.Body.LookupErr(k); err == nil {
+			return nil, newError(mongoerr.InvalidOptions, "option only supported on a view: %s", k)
+		}
+	}
+	for _, k := range []string{"expireAfterSeconds", "changeStreamPreAndPostImages",
 		"cappedSize", "cappedMax", "timeseries", "recordPreImages", "dryRun"} {
 		if _, err := r.Body.LookupErr(k); err == nil {
 			return nil, newError(mongoerr.NotImplemented, "mongotest does not support the %s option of collMod", k)

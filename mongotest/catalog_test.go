@@ -124,7 +124,6 @@ func TestCatalog(t *testing.T) {
 	}{
 		{"create exists", "db", d("create", "capped"), 48, "already exists"},
 		{"create capped without size", "db", d("create", "c2", "capped", true), 72, "size"},
-		{"create view", "db", d("create", "v", "viewOn", "a", "pipeline", bson.A{}), 238, "viewOn"},
 		{"create timeseries", "db", d("create", "ts", "timeseries", d("timeField", "t")), 238, "timeseries"},
 		{"create bad name", "db", d("create", "a$b"), 73, ""},
 		{"create unknown", "db", d("create", "x", "bogus", 1), 40415, "create.bogus"},

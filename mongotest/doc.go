@@ -148,12 +148,25 @@
 // Aggregation: aggregate with the stages of the agg engine and
 // cursor.batchSize; $out fills a temporary collection (with the target's
 // indexes) and renames it over the target, so a failed $out leaves the
-// target as it was.
+// target as it was. $merge (into, on with a unique index, whenMatched
+// replace, keepExisting, merge, fail or a pipeline without variables,
+// whenNotMatched insert, discard or fail) writes document by document as
+// mongod. Both reply with an empty firstBatch and, on a replica-set
+// secondary with a read preference that allows it, write to the set's
+// store as mongod 5.0+ sends the write to the primary.
+//
+// Views: create with viewOn and pipeline (collation only "simple"),
+// listed with type "view"; find, aggregate, count and distinct run the
+// view's pipeline (and those of the views under it) first; writes fail
+// with CommandNotSupportedOnView (166); collMod changes viewOn and
+// pipeline (a cycle fails with GraphContainsCycle 5, more than 20 stacked
+// views with ViewDepthLimitExceeded 43); drop removes the view.
 //
 // Catalog: listDatabases (admin only; filter, nameOnly), listCollections
 // (filter, nameOnly, cursor), listIndexes, createIndexes (unique, sparse,
 // partial, hidden, TTL listed), dropIndexes (by name, names, key pattern
-// or "*"; also deleteIndexes), create (capped with size and max;
+// or "*"; also deleteIndexes), create (capped with size and max, which
+// evict the oldest documents on insert; views;
 // validator, validationLevel and validationAction are stored and listed),
 // drop, dropDatabase, renameCollection (admin only; dropTarget) and
 // collMod (index hidden and expireAfterSeconds, validator and its
@@ -189,11 +202,12 @@
 // implement fail with NotImplemented (238) naming them, never silently:
 // collation, let, transactions (startTransaction, autocommit), readConcern
 // snapshot and atClusterTime, find's min and max, returnKey except on a
-// certain collection scan, showRecordId with a sort, aggregate's explain, views, time-series and clustered collections.
+// certain collection scan, showRecordId with a sort, aggregate's explain,
+// $merge's let, time-series and clustered collections.
 // writeConcern (w, j, wtimeout) and readConcern levels local, available,
 // majority and linearizable are checked and accepted.
 //
-// Roles: writes (including aggregate with $out and the catalog writes) on
+// Roles: writes (including the catalog writes) on
 // a secondary, hidden member or arbiter fail with NotWritablePrimary
 // (10107), labelled RetryableWriteError for retryable writes. Reads on a
 // secondary or hidden member need a $readPreference other than primary,

@@ -137,6 +137,9 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err := s.checkRead(r); err != nil {
 		return nil, err
 	}
+	if reply, ok, err := s.findOnView(r, collName, o); ok {
+		return reply, err
+	}
 	m, err := query.NewMatcher(o.filter)
 	if err != nil {
 		return nil, err
@@ -312,6 +315,12 @@ func countCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	var n int64
+	if vn, ok, err := s.countOnView(r.DB, collName, q, skip, limit); ok {
+		if err != nil {
+			return nil, err
+		}
+		n, skip, c = vn, 0, nil
+	}
 	if c != nil {
 		if len(q) <= 5 {
 			n = int64(c.Count())
@@ -366,6 +375,14 @@ func distinctCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	var vals []bson.RawValue
+	if vdocs, ok, err := s.viewRead(r.DB, collName, matchStage(q)...); ok {
+		if err != nil {
+			return nil, err
+		}
+		for _, doc := range vdocs {
+			vals = distinctValues(vals, bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: doc}, splitDots(key))
+		}
+	}
 	if c != nil {
 		path := splitDots(key)
 		forEachMatch(c, m, func(doc bson.Raw) bool {

@@ -114,6 +114,9 @@ func findAndModifyCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error
 		return append(bson.Raw(nil), rt.sess.reply...), nil
 	}
 	var c *store.Collection
+	if s.store.View(r.DB, collName) != nil {
+		return nil, errViewWrite(r.DB, collName)
+	}
 	if f.remove {
 		c = s.store.Collection(r.DB, collName)
 	} else if c, err = s.store.CollectionOrCreate(r.DB, collName); err != nil {

@@ -556,6 +556,9 @@ func deleteCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			return nil, cmdErr
 		}
 	}
+	if s.store.View(r.DB, collName) != nil {
+		return nil, errViewWrite(r.DB, collName)
+	}
 	c := s.store.Collection(r.DB, collName)
 	var (
 		n    int64

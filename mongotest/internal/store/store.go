@@ -15,8 +15,9 @@ import (
 // Lock order: Store.mu before any Collection.mu; a Collection never takes
 // the Store's lock.
 type Store struct {
-	mu  sync.RWMutex
-	dbs map[string]map[string]*Collection
+	mu    sync.RWMutex
+	dbs   map[string]map[string]*Collection
+	views map[string]map[string]*View
 }
 
 // New returns an empty store.
@@ -71,6 +72,10 @@ func (s *Store) DropDatabase(db string) bool {
 	s.mu.Lock()
 	colls, ok := s.dbs[db]
 	delete(s.dbs, db)
+	if s.views[db] != nil {
+		ok = true
+		delete(s.views, db)
+	}
 	s.mu.Unlock()
 	for _, c := range colls {
 		c.markDropped()
@@ -156,7 +161,7 @@ func appendNumber(b []byte, key string, n int64) []byte {
 // CollectionInfo is one entry of listCollections.
 type CollectionInfo struct {
 	Name     string
-	Type     string // always "collection": views are not supported
+	Type     string // "collection" or "view"
 	Options  bson.Raw
 	ReadOnly bool
 	UUID     bson.Binary
@@ -172,6 +177,12 @@ func (ci CollectionInfo) Raw() bson.Raw {
 	b = bson.AppendDocumentElement(b, "options", ci.Options)
 	is, b := bson.AppendDocumentElementStart(b, "info")
 	b = bson.AppendBooleanElement(b, "readOnly", ci.ReadOnly)
+	if ci.Type == "view" {
+		// A view has no UUID and no _id index.
+		b, _ = bson.AppendDocumentEnd(b, is)
+		b, _ = bson.AppendDocumentEnd(b, start)
+		return b
+	}
 	b = bson.AppendBinaryElement(b, "uuid", ci.UUID.Subtype, ci.UUID.Data)
 	b, _ = bson.AppendDocumentEnd(b, is)
 	b = bson.AppendDocumentElement(b, "idIndex", ci.IDIndex)
@@ -186,8 +197,11 @@ func (s *Store) ListCollections(db string) []CollectionInfo {
 	for _, c := range s.dbs[db] {
 		colls = append(colls, c)
 	}
+	out := make([]CollectionInfo, 0, len(colls)+len(s.views[db]))
+	for _, v := range s.views[db] {
+		out = append(out, viewInfo(v))
+	}
 	s.mu.RUnlock()
-	out := make([]CollectionInfo, 0, len(colls))
 	for _, c := range colls {
 		c.mu.RLock()
 		out = append(out, CollectionInfo{
@@ -217,6 +231,9 @@ func (s *Store) CreateCollection(db, name string, opts CollectionOptions) error 
 	if s.dbs[db][name] != nil {
 		return mongoerr.New(mongoerr.NamespaceExists, "Collection %s.%s already exists.", db, name)
 	}
+	if s.views[db][name] != nil {
+		return mongoerr.New(mongoerr.NamespaceExists, "Namespace already exists")
+	}
 	s.addLocked(newCollection(db, name, opts))
 	return nil
 }
@@ -239,7 +256,8 @@ func (s *Store) Collection(db, name string) *Collection {
 }
 
 // CollectionOrCreate returns db.name, creating it with default options
-// when absent, as an insert or createIndexes does implicitly.
+// when absent, as an insert or createIndexes does implicitly. A view of
+// that name fails with CommandNotSupportedOnView (166).
 func (s *Store) CollectionOrCreate(db, name string) (*Collection, error) {
 	if c := s.Collection(db, name); c != nil {
 		return c, nil
@@ -251,6 +269,9 @@ func (s *Store) CollectionOrCreate(db, name string) (*Collection, error) {
 	defer s.mu.Unlock()
 	if c := s.dbs[db][name]; c != nil {
 		return c, nil
+	}
+	if s.views[db][name] != nil {
+		return nil, ErrIsView(db, name)
 	}
 	c := newCollection(db, name, CollectionOptions{})
 	s.addLocked(c)
@@ -292,6 +313,12 @@ func (s *Store) RenameCollection(fromDB, from, toDB, to string, dropTarget bool)
 	}
 	s.mu.Lock()
 	src := s.dbs[fromDB][from]
+	if src == nil && s.views[fromDB][from] != nil {
+		s.mu.Unlock()
+		e := mongoerr.New(codeCommandNotSupportedOnView, "cannot rename view: %s.%s", fromDB, from)
+		e.CodeName = "CommandNotSupportedOnView"
+		return e
+	}
 	if src == nil {
 		s.mu.Unlock()
 		return mongoerr.New(mongoerr.NamespaceNotFound, "Source collection %s.%s does not exist", fromDB, from)
@@ -299,6 +326,10 @@ func (s *Store) RenameCollection(fromDB, from, toDB, to string, dropTarget bool)
 	if fromDB == toDB && from == to {
 		s.mu.Unlock()
 		return mongoerr.New(mongoerr.IllegalOperation, "Can't rename a collection to itself")
+	}
+	if s.views[toDB][to] != nil {
+		s.mu.Unlock()
+		return mongoerr.New(mongoerr.NamespaceExists, "a view already exists with that name: %s.%s", toDB, to)
 	}
 	target := s.dbs[toDB][to]
 	if target != nil && !dropTarget {
