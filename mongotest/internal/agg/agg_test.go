@@ -82,26 +82,7 @@ func runCases(t *testing.T, cases []pipeCase) {
 		t.Run(c.name, func(t *testing.T) {
 			stages := parseArray(t, c.pipeline)
 			p, err := Compile(stages, Options{Now: testNow, DB: "db", Out: func(string, string, []bson.Raw) error { return nil }})
-			var got []bson.Raw
-			if err == nil {
-				got, err = p.Run(feed(parseArray(t, c.input)))
-			}
-			if c.code != 0 {
-				var me *mongoerr.Error
-				if !errors.As(err, &me) {
-					t.Fatalf("got %v (%v), want error code %d", err, canonicalOrNil(t, got), c.code)
-				}
-				if me.Code != c.code {
-					t.Fatalf("got error %v, want code %d", me, c.code)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if g, w := canonical(t, got), canonical(t, parseArray(t, c.want)); g != w {
-				t.Fatalf("got  %s\nwant %s", g, w)
-			}
+			checkRun(t, p, err, c.input, c.want, c.code)
 		})
 	}
 }
@@ -529,5 +510,32 @@ func TestConcurrentRuns(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// checkRun runs the compiled pipeline p (or takes its compile error err) on
+// input and checks the result against want, or the error against code
+// when code is not 0.
+func checkRun(t *testing.T, p *Pipeline, err error, input, want string, code int32) {
+	t.Helper()
+	var got []bson.Raw
+	if err == nil {
+		got, err = p.Run(feed(parseArray(t, input)))
+	}
+	if code != 0 {
+		var me *mongoerr.Error
+		if !errors.As(err, &me) {
+			t.Fatalf("got %v (%v), want error code %d", err, canonicalOrNil(t, got), code)
+		}
+		if me.Code != code {
+			t.Fatalf("got error %v, want code %d", me, code)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if g, w := canonical(t, got), canonical(t, parseArray(t, want)); g != w {
+		t.Fatalf("got  %s\nwant %s", g, w)
 	}
 }

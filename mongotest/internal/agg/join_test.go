@@ -1,10 +1,8 @@
 package agg
 
 import (
-	"errors"
 	"testing"
 
-	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
@@ -33,26 +31,7 @@ func runJoinCases(t *testing.T, cases []joinCase) {
 				o.Let = parseDoc(t, c.let)
 			}
 			p, err := Compile(parseArray(t, c.pipeline), o)
-			var got []bson.Raw
-			if err == nil {
-				got, err = p.Run(feed(parseArray(t, c.input)))
-			}
-			if c.code != 0 {
-				var me *mongoerr.Error
-				if !errors.As(err, &me) {
-					t.Fatalf("got %v (%v), want error code %d", err, canonicalOrNil(t, got), c.code)
-				}
-				if me.Code != c.code {
-					t.Fatalf("got error %v, want code %d", me, c.code)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if g, w := canonical(t, got), canonical(t, parseArray(t, c.want)); g != w {
-				t.Fatalf("got  %s\nwant %s", g, w)
-			}
+			checkRun(t, p, err, c.input, c.want, c.code)
 		})
 	}
 }
