@@ -1,0 +1,678 @@
+package driver_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
+	"github.com/mongoscope/mongoscope/mongotest"
+)
+
+// The CRUD flows of the public API run against two servers: mongotest and
+// FerretDB v1 over SQLite, a real third-party server that make test starts
+// (tools/ferretdb.sh) and names in MONGOSCOPE_FERRETDB_URI. Each flow checks
+// its own expectations on each server, and returns a summary of what it saw
+// that must be the same on both. Outside make test the FerretDB half skips
+// unless MONGOSCOPE_REQUIRE_FERRETDB=1 (which make test sets), and a server
+// named but unreachable is a failure, never a skip.
+//
+// Where FerretDB v1 behaves differently from MongoDB the case is skipped on
+// FerretDB with the difference written down (interopFlow.ferretSkip); an
+// assertion is never loosened for it.
+
+// interopFlow is one user-level flow through the public API.
+type interopFlow struct {
+	name string
+	// run does the flow on coll, a fresh collection of a fresh database,
+	// fails t on a wrong answer, and returns a summary that must be the
+	// same on every server (no ObjectIDs, no addresses, no timings).
+	run func(t *testing.T, ctx context.Context, env *interopEnv) string
+	// ferretSkip, when set, is the exact way FerretDB v1 differs from
+	// MongoDB in this flow: the flow is skipped on FerretDB with it.
+	ferretSkip string
+}
+
+// interopEnv is what a flow works on.
+type interopEnv struct {
+	client *driver.Client
+	db     *driver.Database
+	coll   *driver.Collection
+}
+
+// ferretDBURI returns MONGOSCOPE_FERRETDB_URI, skipping t when it is unset
+// (failing it instead under MONGOSCOPE_REQUIRE_FERRETDB=1).
+func ferretDBURI(t *testing.T) string {
+	t.Helper()
+	uri := os.Getenv("MONGOSCOPE_FERRETDB_URI")
+	if uri == "" {
+		if os.Getenv("MONGOSCOPE_REQUIRE_FERRETDB") == "1" {
+			t.Fatal("MONGOSCOPE_FERRETDB_URI is not set but MONGOSCOPE_REQUIRE_FERRETDB=1")
+		}
+		t.Skip("MONGOSCOPE_FERRETDB_URI is not set; make test starts FerretDB (tools/ferretdb.sh) and sets it")
+	}
+	return uri
+}
+
+// interopServers returns the servers a flow runs against, by name:
+// mongotest always, FerretDB when MONGOSCOPE_FERRETDB_URI names one (its
+// client is checked with a ping: a named server that does not answer fails
+// the test). A nil client means "skip, with this reason".
+type interopServer struct {
+	name   string
+	client *driver.Client
+	skip   string
+}
+
+func interopServers(t *testing.T) []interopServer {
+	t.Helper()
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	out := []interopServer{{name: "mongotest", client: dial(t, srv.URI(), nil)}}
+	uri := os.Getenv("MONGOSCOPE_FERRETDB_URI")
+	switch {
+	case uri != "":
+		c := dial(t, uri, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := c.Ping(ctx); err != nil {
+			t.Fatalf("MONGOSCOPE_FERRETDB_URI=%s is set but FerretDB does not answer: %v", uri, err)
+		}
+		out = append(out, interopServer{name: "ferretdb", client: c})
+	case os.Getenv("MONGOSCOPE_REQUIRE_FERRETDB") == "1":
+		t.Fatal("MONGOSCOPE_FERRETDB_URI is not set but MONGOSCOPE_REQUIRE_FERRETDB=1")
+	default:
+		out = append(out, interopServer{name: "ferretdb", skip: "MONGOSCOPE_FERRETDB_URI is not set; make test starts FerretDB (tools/ferretdb.sh) and sets it"})
+	}
+	return out
+}
+
+// interopDBName returns a database name of its own for one flow, so that
+// runs never see each other's data on a long-lived FerretDB.
+func interopDBName(flow string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, flow)
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return "interop_" + name + "_" + hex.EncodeToString(b[:])
+}
+
+// runInteropFlows runs every flow on every server and compares the
+// summaries with mongotest's.
+func runInteropFlows(t *testing.T, flows []interopFlow) {
+	servers := interopServers(t)
+	for _, f := range flows {
+		t.Run(f.name, func(t *testing.T) {
+			got := map[string]string{}
+			for _, s := range servers {
+				t.Run(s.name, func(t *testing.T) {
+					if s.skip != "" {
+						t.Skip(s.skip)
+					}
+					if s.name == "ferretdb" && f.ferretSkip != "" {
+						t.Skip(f.ferretSkip)
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					dbName := interopDBName(f.name)
+					db := s.client.Database(dbName)
+					t.Cleanup(func() {
+						ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+						defer cancel()
+						if _, err := s.client.RunCommand(ctx, dbName, bson.D{{Key: "dropDatabase", Value: 1}}); err != nil {
+							t.Errorf("dropDatabase %s: %v", dbName, err)
+						}
+					})
+					got[s.name] = f.run(t, ctx, &interopEnv{client: s.client, db: db, coll: db.Collection("items")})
+				})
+			}
+			want, ok := got["mongotest"]
+			if !ok {
+				return
+			}
+			for name, g := range got {
+				if g != want {
+					t.Errorf("%s and mongotest differ:\n%s:\n%s\nmongotest:\n%s", name, name, g, want)
+				}
+			}
+		})
+	}
+}
+
+// seed inserts n items {_id: i, qty: i*10, tag: "even"/"odd"} for i in 1..n.
+func seed(t *testing.T, ctx context.Context, coll *driver.Collection, n int) {
+	t.Helper()
+	docs := make([]any, n)
+	for i := range docs {
+		tag := "odd"
+		if (i+1)%2 == 0 {
+			tag = "even"
+		}
+		docs[i] = item{ID: i + 1, Qty: (i + 1) * 10, Tag: tag}
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		t.Fatalf("seeding %d items: %v", n, err)
+	}
+}
+
+// ids returns the _ids of items, for summaries.
+func ids(items []item) []int {
+	out := make([]int, len(items))
+	for i, it := range items {
+		out[i] = it.ID
+	}
+	return out
+}
+
+// findAll runs Find and collects the result with driver.All.
+func findAll(t *testing.T, ctx context.Context, coll *driver.Collection, filter any, opts ...*driver.FindOptions) []item {
+	t.Helper()
+	cur, err := coll.Find(ctx, filter, opts...)
+	if err != nil {
+		t.Fatalf("Find(%v): %v", filter, err)
+	}
+	got, err := driver.All[item](ctx, cur)
+	if err != nil {
+		t.Fatalf("All: %v", err)
+	}
+	return got
+}
+
+// cursorGone checks, with a getMore through RunCommand, that the server
+// no longer knows cursor id: mongod answers CursorNotFound (43).
+func cursorGone(t *testing.T, ctx context.Context, env *interopEnv, id int64) string {
+	t.Helper()
+	_, err := env.client.RunCommand(ctx, env.db.Name(), bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: env.coll.Name()}})
+	var ce *driver.CommandError
+	if !errors.As(err, &ce) {
+		t.Fatalf("getMore on closed cursor %d: want a CommandError, got %v", id, err)
+	}
+	if ce.Code != 43 {
+		t.Fatalf("getMore on closed cursor %d: want CursorNotFound (43), got %d %s: %s", id, ce.Code, ce.CodeName, ce.Message)
+	}
+	return fmt.Sprintf("getMore after Close: %d %s", ce.Code, ce.CodeName)
+}
+
+func writeErrorsOf(err error) []driver.WriteError {
+	var we *driver.WriteException
+	if errors.As(err, &we) {
+		return we.WriteErrors
+	}
+	var bwe *driver.BulkWriteException
+	if errors.As(err, &bwe) {
+		return bwe.WriteErrors
+	}
+	return nil
+}
+
+func summarizeWriteErrors(wes []driver.WriteError) string {
+	var parts []string
+	for _, we := range wes {
+		// mongod's writeErrors entries carry index, code and errmsg but
+		// no codeName, so the code alone is compared.
+		parts = append(parts, fmt.Sprintf("[%d] %d", we.Index, we.Code))
+	}
+	return strings.Join(parts, ", ")
+}
+
+var insertFlows = []interopFlow{
+	{name: "InsertOne generated and given ids", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		r, err := env.coll.InsertOne(ctx, bson.D{{Key: "qty", Value: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		oid, ok := r.InsertedID.(bson.ObjectID)
+		if !ok || !r.Acknowledged {
+			t.Fatalf("InsertOne without _id: %+v, want a generated ObjectID, acknowledged", r)
+		}
+		back, err := driver.Decode[bson.M](env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: oid}}))
+		if err != nil || back["qty"] != int32(5) {
+			t.Fatalf("FindOne of the generated _id: %v, %v", back, err)
+		}
+		r, err = env.coll.InsertOne(ctx, item{ID: 42, Qty: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.InsertedID != int32(42) {
+			t.Fatalf("InsertOne with _id 42: InsertedID %#v", r.InsertedID)
+		}
+		it, err := driver.Decode[item](env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 42}}))
+		if err != nil || it != (item{ID: 42, Qty: 1}) {
+			t.Fatalf("FindOne(_id 42): %+v, %v", it, err)
+		}
+		return fmt.Sprintf("generated %T; given %#v; read back %+v", r.InsertedID, r.InsertedID, it)
+	}},
+	{name: "InsertMany ids in order", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		r, err := env.coll.InsertMany(ctx, []any{item{ID: 3}, bson.D{{Key: "qty", Value: 1}}, bson.M{"_id": "s"}, bson.D{{Key: "_id", Value: 1.5}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.InsertedIDs) != 4 || r.InsertedIDs[0] != int32(3) || r.InsertedIDs[2] != "s" || r.InsertedIDs[3] != 1.5 {
+			t.Fatalf("InsertedIDs %#v", r.InsertedIDs)
+		}
+		if _, ok := r.InsertedIDs[1].(bson.ObjectID); !ok {
+			t.Fatalf("InsertedIDs[1] %#v: want a generated ObjectID", r.InsertedIDs[1])
+		}
+		cur, err := env.coll.Find(ctx, bson.D{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := driver.All[bson.Raw](ctx, cur)
+		if err != nil || len(all) != 4 {
+			t.Fatalf("Find after InsertMany: %d documents, %v", len(all), err)
+		}
+		return fmt.Sprintf("ids %#v %#v %#v; %d documents", r.InsertedIDs[0], r.InsertedIDs[2], r.InsertedIDs[3], len(all))
+	}},
+	{name: "InsertOne duplicate _id", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		if _, err := env.coll.InsertOne(ctx, item{ID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := env.coll.InsertOne(ctx, item{ID: 1, Qty: 2})
+		var we *driver.WriteException
+		if !errors.As(err, &we) || len(we.WriteErrors) != 1 || we.WriteErrors[0].Code != 11000 || we.WriteErrors[0].Index != 0 {
+			t.Fatalf("duplicate InsertOne: want a WriteException with one 11000 at index 0, got %v", err)
+		}
+		var oe *driver.OperationError
+		if !errors.As(err, &oe) || oe.Op != "insert" {
+			t.Fatalf("duplicate InsertOne: want an OperationError for insert, got %v", err)
+		}
+		if !driver.IsDuplicateKeyError(err) || driver.IsTimeout(err) || driver.IsNetworkError(err) {
+			t.Fatalf("duplicate InsertOne: IsDuplicateKeyError %v IsTimeout %v IsNetworkError %v", driver.IsDuplicateKeyError(err), driver.IsTimeout(err), driver.IsNetworkError(err))
+		}
+		return "write errors: " + summarizeWriteErrors(we.WriteErrors)
+	}},
+	{name: "InsertMany ordered stops at the duplicate", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 2)
+		_, err := env.coll.InsertMany(ctx, []any{item{ID: 10}, item{ID: 11}, item{ID: 2}, item{ID: 12}})
+		var bwe *driver.BulkWriteException
+		if !errors.As(err, &bwe) || len(bwe.WriteErrors) != 1 || bwe.WriteErrors[0].Index != 2 || bwe.WriteErrors[0].Code != 11000 {
+			t.Fatalf("ordered InsertMany with a duplicate at 2: %v", err)
+		}
+		p := bwe.PartialResult
+		if p == nil || p.InsertedCount != 2 || len(p.InsertedIDs) != 2 || p.InsertedIDs[0] != int32(10) || p.InsertedIDs[1] != int32(11) {
+			t.Fatalf("partial result %+v", p)
+		}
+		got := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
+		if fmt.Sprint(got) != "[1 2 10 11]" {
+			t.Fatalf("after the ordered insert: %v, want [1 2 10 11] (12 not inserted)", got)
+		}
+		return fmt.Sprintf("write errors: %s; inserted %d; stored %v", summarizeWriteErrors(bwe.WriteErrors), p.InsertedCount, got)
+	}},
+	{name: "InsertMany unordered reports every duplicate", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 3)
+		_, err := env.coll.InsertMany(ctx, []any{item{ID: 10}, item{ID: 1}, item{ID: 11}, item{ID: 3}, item{ID: 12}}, &driver.InsertManyOptions{Ordered: driver.Ptr(false)})
+		var bwe *driver.BulkWriteException
+		if !errors.As(err, &bwe) || !driver.IsDuplicateKeyError(err) {
+			t.Fatalf("unordered InsertMany with duplicates: %v", err)
+		}
+		if summarizeWriteErrors(bwe.WriteErrors) != "[1] 11000, [3] 11000" {
+			t.Fatalf("write errors %s, want [1] and [3] DuplicateKey", summarizeWriteErrors(bwe.WriteErrors))
+		}
+		if p := bwe.PartialResult; p.InsertedCount != 3 || len(p.InsertedIDs) != 3 || p.InsertedIDs[4] != int32(12) {
+			t.Fatalf("partial result %+v", p)
+		}
+		got := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
+		if fmt.Sprint(got) != "[1 2 3 10 11 12]" {
+			t.Fatalf("after the unordered insert: %v", got)
+		}
+		return fmt.Sprintf("write errors: %s; inserted %d; stored %v", summarizeWriteErrors(bwe.WriteErrors), bwe.PartialResult.InsertedCount, got)
+	}},
+	{name: "unique index duplicate", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		_, err := env.client.RunCommand(ctx, env.db.Name(), bson.D{{Key: "createIndexes", Value: env.coll.Name()},
+			{Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "tag", Value: 1}}}, {Key: "name", Value: "tag_1"}, {Key: "unique", Value: true}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.coll.InsertOne(ctx, item{ID: 1, Tag: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = env.coll.InsertOne(ctx, item{ID: 2, Tag: "a"})
+		if !driver.IsDuplicateKeyError(err) {
+			t.Fatalf("InsertOne breaking the unique index: %v", err)
+		}
+		one := summarizeWriteErrors(writeErrorsOf(err))
+		_, err = env.coll.InsertMany(ctx, []any{item{ID: 3, Tag: "b"}, item{ID: 4, Tag: "b"}, item{ID: 5, Tag: "a"}, item{ID: 6, Tag: "c"}}, &driver.InsertManyOptions{Ordered: driver.Ptr(false)})
+		many := summarizeWriteErrors(writeErrorsOf(err))
+		if many != "[1] 11000, [2] 11000" {
+			t.Fatalf("unordered InsertMany breaking the unique index: %v", err)
+		}
+		return "InsertOne: " + one + "; InsertMany: " + many
+	}},
+	{name: "unacknowledged InsertOne", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		coll := env.db.Collection("items", &driver.CollectionOptions{WriteConcern: driver.Unacknowledged()})
+		r, err := coll.InsertOne(ctx, item{ID: 1, Qty: 3})
+		if err != nil || r.Acknowledged {
+			t.Fatalf("unacknowledged InsertOne: %+v, %v", r, err)
+		}
+		// The write lands eventually; an acknowledged read on a new
+		// operation sees it once the server has processed it.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			it, err := driver.Decode[item](env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}))
+			if err == nil {
+				return fmt.Sprintf("acknowledged %v; read back %+v", r.Acknowledged, it)
+			}
+			if !errors.Is(err, driver.ErrNoDocuments) || time.Now().After(deadline) {
+				t.Fatalf("reading the unacknowledged insert: %v", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}, ferretSkip: "FerretDB v1 replies to an OP_MSG with moreToCome set (a w:0 write), which MongoDB never does; " +
+		"the stray reply is read by the connection's next command, which fails with " +
+		"\"network error ...: decode: reply answers request N, want N+1\" and closes the connection " +
+		"(driver/internal/conn's TestFerretDBHandshakeAndCRUD covers the connection's side)"},
+}
+
+var findFlows = []interopFlow{
+	{name: "Find filter sort projection skip limit", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 20)
+		cur, err := env.coll.Find(ctx, bson.D{{Key: "tag", Value: "even"}, {Key: "qty", Value: bson.D{{Key: "$gt", Value: 40}}}},
+			&driver.FindOptions{Sort: bson.D{{Key: "qty", Value: -1}}, Projection: bson.D{{Key: "tag", Value: 0}}, Skip: driver.Ptr[int64](1), Limit: driver.Ptr[int64](3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := driver.All[bson.Raw](ctx, cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s []string
+		for _, d := range docs {
+			s = append(s, d.String())
+		}
+		if got := strings.Join(s, " "); got != `{"_id":18,"qty":180} {"_id":16,"qty":160} {"_id":14,"qty":140}` {
+			t.Fatalf("got %s", got)
+		}
+		// An inclusion projection keeps _id unless excluded.
+		cur, err = env.coll.Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: bson.A{2, 3}}}}},
+			&driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}, Projection: bson.D{{Key: "qty", Value: 1}, {Key: "_id", Value: 0}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proj, err := driver.All[bson.Raw](ctx, cur)
+		if err != nil || len(proj) != 2 || proj[0].String() != `{"qty":20}` || proj[1].String() != `{"qty":30}` {
+			t.Fatalf("inclusion projection: %v, %v", proj, err)
+		}
+		return strings.Join(s, " ") + " / " + proj[0].String() + proj[1].String()
+	}},
+	{name: "Find getMore over several batches", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 25)
+		cur, err := env.coll.Find(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$gte", Value: 10}}}},
+			&driver.FindOptions{BatchSize: driver.Ptr[int32](4), Sort: bson.D{{Key: "_id", Value: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cur.Close(ctx)
+		if cur.ID() == 0 || cur.RemainingBatchLength() != 4 {
+			t.Fatalf("first batch: id %d, %d documents; want an open cursor and 4", cur.ID(), cur.RemainingBatchLength())
+		}
+		var batches []int
+		var got []int
+		for {
+			newBatch := cur.RemainingBatchLength() == 0
+			if !cur.Next(ctx) {
+				break
+			}
+			if newBatch || len(got) == 0 {
+				batches = append(batches, cur.RemainingBatchLength()+1)
+			}
+			var it item
+			if err := cur.Decode(&it); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, it.ID)
+		}
+		if err := cur.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 25 || got[0] != 1 || got[24] != 25 || cur.ID() != 0 {
+			t.Fatalf("iterated %v, cursor id %d at the end", got, cur.ID())
+		}
+		if fmt.Sprint(batches) != "[4 4 4 4 4 4 1]" {
+			t.Fatalf("batches %v: want 7 (6 of 4 and one of 1)", batches)
+		}
+		return fmt.Sprintf("%d documents in %d batches, ids %d..%d", len(got), len(batches), got[0], got[24])
+	}},
+	{name: "Find limit over batches", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 25)
+		cur, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](3), Limit: driver.Ptr[int64](7), Sort: bson.D{{Key: "_id", Value: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for it, err := range driver.Iter[item](ctx, cur) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, it.ID)
+		}
+		if fmt.Sprint(got) != "[1 2 3 4 5 6 7]" || cur.ID() != 0 {
+			t.Fatalf("limit 7, batch size 3: %v (cursor %d)", got, cur.ID())
+		}
+		// A negative limit is one batch and no cursor.
+		cur, err = env.coll.Find(ctx, bson.D{}, &driver.FindOptions{Limit: driver.Ptr[int64](-5), Sort: bson.D{{Key: "_id", Value: -1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.ID() != 0 {
+			t.Errorf("negative limit left cursor %d open", cur.ID())
+		}
+		neg, err := driver.All[item](ctx, cur)
+		if err != nil || fmt.Sprint(ids(neg)) != "[25 24 23 22 21]" {
+			t.Fatalf("limit -5: %v, %v", ids(neg), err)
+		}
+		return fmt.Sprintf("limit 7: %v; limit -5: %v", got, ids(neg))
+	}},
+	{name: "Find nothing", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 3)
+		cur, err := env.coll.Find(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$lt", Value: 0}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.ID() != 0 || cur.Next(ctx) || cur.Err() != nil {
+			t.Fatalf("empty result: id %d, err %v", cur.ID(), cur.Err())
+		}
+		var out []item
+		if err := cur.All(ctx, &out); err != nil || len(out) != 0 {
+			t.Fatalf("All on an empty cursor: %v, %v", out, err)
+		}
+		// A collection that does not exist reads as empty.
+		cur, err = env.db.Collection("nothing_here").Find(ctx, bson.D{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		none, err := driver.All[bson.M](ctx, cur)
+		if err != nil || len(none) != 0 {
+			t.Fatalf("Find on a missing collection: %v, %v", none, err)
+		}
+		return "empty, cursor 0"
+	}},
+	{name: "FindOne and ErrNoDocuments", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 10)
+		var it item
+		if err := env.coll.FindOne(ctx, bson.D{{Key: "tag", Value: "odd"}}, &driver.FindOneOptions{Sort: bson.D{{Key: "qty", Value: -1}}, Skip: driver.Ptr[int64](1)}).Decode(&it); err != nil {
+			t.Fatal(err)
+		}
+		if it.ID != 7 {
+			t.Fatalf("second-largest odd: %+v, want _id 7", it)
+		}
+		raw, err := env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 4}}, &driver.FindOneOptions{Projection: bson.D{{Key: "_id", Value: 0}, {Key: "tag", Value: 1}}}).Raw()
+		if err != nil || raw.String() != `{"tag":"even"}` {
+			t.Fatalf("FindOne with a projection: %v, %v", raw, err)
+		}
+		res := env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 99}})
+		if !errors.Is(res.Err(), driver.ErrNoDocuments) {
+			t.Fatalf("FindOne of nothing: %v", res.Err())
+		}
+		var none item
+		if err := res.Decode(&none); !errors.Is(err, driver.ErrNoDocuments) {
+			t.Fatalf("Decode of nothing: %v", err)
+		}
+		if _, err := driver.Decode[item](res); !errors.Is(err, driver.ErrNoDocuments) {
+			t.Fatalf("driver.Decode of nothing: %v", err)
+		}
+		return fmt.Sprintf("%+v %s; missing: %v", it, raw, res.Err())
+	}},
+	{name: "generics All Iter Decode into structs and maps", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 6)
+		cur, err := env.coll.Find(ctx, bson.D{{Key: "tag", Value: "even"}}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}, BatchSize: driver.Ptr[int32](1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := driver.All[bson.M](ctx, cur)
+		if err != nil || len(ms) != 3 || ms[2]["qty"] != int32(60) {
+			t.Fatalf("All[bson.M]: %v, %v", ms, err)
+		}
+		// Iter stops early when the loop breaks, and closes the cursor.
+		cur, err = env.coll.Find(ctx, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}, BatchSize: driver.Ptr[int32](2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := cur.ID()
+		var seen []int
+		for it, err := range driver.Iter[item](ctx, cur) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen = append(seen, it.ID)
+			if len(seen) == 3 {
+				break
+			}
+		}
+		if fmt.Sprint(seen) != "[1 2 3]" || cur.ID() != 0 {
+			t.Fatalf("Iter with break: %v, cursor %d", seen, cur.ID())
+		}
+		gone := cursorGone(t, ctx, env, id)
+		// A document that does not fit T is an error from Decode.
+		type wrong struct {
+			Tag int `bson:"tag"`
+		}
+		_, err = driver.Decode[wrong](env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}))
+		if err == nil {
+			t.Fatal("decoding a string into an int succeeded")
+		}
+		d, err := driver.Decode[bson.D](env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}))
+		if err != nil || len(d) != 3 || d[0].Key != "_id" {
+			t.Fatalf("Decode[bson.D]: %v, %v", d, err)
+		}
+		return fmt.Sprintf("All %d maps; Iter %v; %s; D %v", len(ms), seen, gone, d)
+	}},
+	{name: "Close a live cursor", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 10)
+		cur, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cur.Next(ctx) {
+			t.Fatalf("Next: %v", cur.Err())
+		}
+		id := cur.ID()
+		if id == 0 {
+			t.Fatal("the cursor is not open after the first batch of 2 of 10")
+		}
+		if err := cur.Close(ctx); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if cur.ID() != 0 || cur.Next(ctx) {
+			t.Fatalf("after Close: id %d", cur.ID())
+		}
+		if err := cur.Close(ctx); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		return cursorGone(t, ctx, env, id)
+	}},
+	{name: "server error in a filter", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 1)
+		_, err := env.coll.Find(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$bogus", Value: 1}}}})
+		var ce *driver.CommandError
+		if !errors.As(err, &ce) || ce.Code != 2 || ce.CodeName != "BadValue" {
+			t.Fatalf("unknown operator: want BadValue (2), got %v", err)
+		}
+		if !strings.Contains(ce.Message, "$bogus") {
+			t.Errorf("message %q does not name the operator", ce.Message)
+		}
+		err = env.coll.FindOne(ctx, bson.D{{Key: "$bogus", Value: 1}}).Err()
+		if !errors.As(err, &ce) || ce.Code != 2 {
+			t.Fatalf("FindOne with an unknown top-level operator: want BadValue (2), got %v", err)
+		}
+		return fmt.Sprintf("%d %s", ce.Code, ce.CodeName)
+	}},
+	{name: "argument errors before sending", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		var out []string
+		for _, f := range []func() error{
+			func() error { _, err := env.coll.Find(ctx, nil); return err },
+			func() error { _, err := env.coll.InsertOne(ctx, nil); return err },
+			func() error { _, err := env.coll.InsertMany(ctx, nil); return err },
+			func() error { _, err := env.coll.InsertMany(ctx, []any{bson.D{}, 42}); return err },
+			func() error {
+				_, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](-1)})
+				return err
+			},
+		} {
+			var ae *driver.ArgumentError
+			if err := f(); !errors.As(err, &ae) {
+				t.Fatalf("want an ArgumentError, got %v", err)
+			}
+			out = append(out, ae.Argument)
+		}
+		return strings.Join(out, ",")
+	}},
+	{name: "concerns and read preference per level", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		db := env.client.Database(env.db.Name(), &driver.DatabaseOptions{ReadConcern: &driver.ReadConcern{Level: driver.ReadConcernLocal}, WriteConcern: driver.Majority()})
+		coll := db.Collection("items", &driver.CollectionOptions{ReadPreference: &driver.ReadPreference{Mode: driver.PrimaryPreferred}, WriteConcern: &driver.WriteConcern{W: &driver.W{Nodes: 1}, Journal: driver.Ptr(true)}})
+		if _, err := coll.InsertOne(ctx, item{ID: 1, Qty: 9}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Collection("items").InsertOne(ctx, item{ID: 2, Qty: 8}); err != nil {
+			t.Fatal(err)
+		}
+		got := ids(findAll(t, ctx, coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
+		if fmt.Sprint(got) != "[1 2]" {
+			t.Fatalf("read back %v", got)
+		}
+		// A bad setting is an ArgumentError from the first operation.
+		bad := db.Collection("items", &driver.CollectionOptions{WriteConcern: &driver.WriteConcern{W: &driver.W{}, Journal: driver.Ptr(true)}})
+		_, err := bad.InsertOne(ctx, item{ID: 3})
+		var ae *driver.ArgumentError
+		if !errors.As(err, &ae) {
+			t.Fatalf("w:0 j:true: %v", err)
+		}
+		return fmt.Sprintf("%v; %s", got, ae.Argument)
+	}},
+}
+
+func TestInteropInsert(t *testing.T) { runInteropFlows(t, insertFlows) }
+
+func TestInteropFind(t *testing.T) { runInteropFlows(t, findFlows) }
+
+// TestFerretDBReachable: under make test (MONGOSCOPE_REQUIRE_FERRETDB=1) a
+// FerretDB that is missing or does not answer fails the run rather than
+// skipping the interop flows.
+func TestFerretDBReachable(t *testing.T) {
+	uri := ferretDBURI(t)
+	c := dial(t, uri, nil)
+	ctx := testCtx(t)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("FerretDB at %s: %v", uri, err)
+	}
+	reply, err := c.RunCommand(ctx, "admin", bson.D{{Key: "buildInfo", Value: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("FerretDB buildInfo: version %v, ferretdb %v", reply.Lookup("version"), reply.Lookup("ferretdb"))
+}
