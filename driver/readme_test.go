@@ -3,8 +3,13 @@ package driver
 import (
 	"bytes"
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +100,137 @@ func TestLoggingDefaultLevel(t *testing.T) {
 	}
 	if strings.Contains(out, "level=DEBUG") {
 		t.Errorf("debug messages with the info default:\n%s", out)
+	}
+}
+
+// readmeExampleMarker introduces a README code block taken from the
+// example (or type) of that name in this package's example_*_test.go
+// files.
+var readmeExampleMarker = regexp.MustCompile(`^<!-- example: ([A-Za-z0-9_]+) -->$`)
+
+// readmeSnippet is one marked code block of the README.
+type readmeSnippet struct {
+	name  string
+	line  int // of the marker, 1-based
+	lines []string
+}
+
+// readmeSnippets returns the README's marked code blocks.
+func readmeSnippets(t *testing.T, readme string) []readmeSnippet {
+	t.Helper()
+	lines := strings.Split(readme, "\n")
+	var out []readmeSnippet
+	for i := 0; i < len(lines); i++ {
+		m := readmeExampleMarker.FindStringSubmatch(strings.TrimSpace(lines[i]))
+		if m == nil {
+			continue
+		}
+		if i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "```go" {
+			t.Fatalf("README.md:%d: the example marker for %s is not followed by a ```go block", i+1, m[1])
+		}
+		sn := readmeSnippet{name: m[1], line: i + 1}
+		j := i + 2
+		for ; j < len(lines) && strings.TrimSpace(lines[j]) != "```"; j++ {
+			sn.lines = append(sn.lines, lines[j])
+		}
+		if j == len(lines) {
+			t.Fatalf("README.md:%d: the code block for %s never ends", i+1, m[1])
+		}
+		out = append(out, sn)
+		i = j
+	}
+	return out
+}
+
+// exampleSources returns the source of every function and type declared
+// in this package's example_*_test.go files, by name, and which file
+// declares each.
+func exampleSources(t *testing.T) (src, file map[string]string) {
+	t.Helper()
+	paths, err := filepath.Glob("example_*_test.go")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no example files: %v", err)
+	}
+	src, file = map[string]string{}, map[string]string{}
+	fset := token.NewFileSet()
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, p, b, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := func(n ast.Node) string {
+			return string(b[fset.Position(n.Pos()).Offset:fset.Position(n.End()).Offset])
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Body != nil {
+					src[d.Name.Name], file[d.Name.Name] = text(d.Body), p
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					if ts, ok := sp.(*ast.TypeSpec); ok {
+						src[ts.Name.Name], file[ts.Name.Name] = "type "+text(ts), p
+					}
+				}
+			}
+		}
+	}
+	return src, file
+}
+
+// TestREADMESnippetsMatchExamples: each code block of the README marked
+// <!-- example: Name --> is made of lines of the example (or type) Name,
+// in the same order (lines of the example may be left out between them,
+// but none may be changed), so that a README snippet is code that runs
+// and whose // Output: go test checks. Every example of
+// example_crud_test.go is shown in the README.
+func TestREADMESnippetsMatchExamples(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snippets := readmeSnippets(t, string(readme))
+	if len(snippets) == 0 {
+		t.Fatal("the README has no <!-- example: Name --> code blocks")
+	}
+	src, file := exampleSources(t)
+	shown := map[string]bool{}
+	for _, sn := range snippets {
+		shown[sn.name] = true
+		body, ok := src[sn.name]
+		if !ok {
+			t.Errorf("README.md:%d: no example or type %s in driver/example_*_test.go", sn.line, sn.name)
+			continue
+		}
+		var have []string
+		for _, l := range strings.Split(body, "\n") {
+			have = append(have, strings.TrimSpace(l))
+		}
+		at := 0
+		for k, l := range sn.lines {
+			want := strings.TrimSpace(l)
+			if want == "" {
+				continue
+			}
+			for at < len(have) && have[at] != want {
+				at++
+			}
+			if at == len(have) {
+				t.Errorf("README.md:%d: %q (the snippet's line %d) is not in %s (%s) after the snippet's previous lines; update the README or the example",
+					sn.line+2+k, want, k+1, sn.name, file[sn.name])
+				break
+			}
+			at++
+		}
+	}
+	for name, f := range file {
+		if f == "example_crud_test.go" && strings.HasPrefix(name, "Example") && !shown[name] {
+			t.Errorf("%s (%s) is not shown in the README: add a <!-- example: %s --> block", name, f, name)
+		}
 	}
 }
