@@ -135,7 +135,10 @@ func TestHandleArgumentErrors(t *testing.T) {
 			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](-1)})
 			return err
 		}(), "BatchSize"},
-		{"negative skip", func() error { _, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{Skip: driver.Ptr[int64](-1)}); return err }(), "Skip"},
+		{"negative skip", func() error {
+			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{Skip: driver.Ptr[int64](-1)})
+			return err
+		}(), "Skip"},
 		{"maxAwaitTime without await", func() error {
 			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{MaxAwaitTime: driver.Ptr(msDuration(5))})
 			return err

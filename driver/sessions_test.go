@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -322,5 +323,58 @@ func TestDisconnectEndsSessions(t *testing.T) {
 	}
 	if _, err := es[0].Command.LookupErr("lsid"); err == nil {
 		t.Fatal("endSessions itself carried an lsid")
+	}
+}
+
+// A client disconnected with cursors still open (a plain one and, behind
+// a load balancer, one pinned to its connection) leaves no goroutine
+// behind, and the cursors then fail with ErrClientDisconnected.
+func TestDisconnectWithOpenCursors(t *testing.T) {
+	for _, lb := range []bool{false, true} {
+		name := "plain"
+		opts := mongotest.Options{}
+		if lb {
+			name = "load-balanced"
+			opts.Topology = mongotest.Topology{Role: mongotest.RoleLoadBalanced}
+		}
+		t.Run(name, func(t *testing.T) {
+			srv := mongotest.NewServer(t, opts)
+			o := &ClientOptions{}
+			if err := o.ApplyURI(srv.URI()); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Connect(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			coll := seed(t, c, "open"+name, 10)
+			ctx := ctxTimeout(t, 10*time.Second)
+			cur, err := coll.Find(ctx, bson.D{}, &FindOptions{BatchSize: Ptr[int32](2)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cur.Next(ctx) || cur.ID() == 0 {
+				t.Fatalf("cursor not open: %v", cur.Err())
+			}
+			if lb && c.Topology().Servers[0].Pool.InUse != 1 {
+				t.Fatalf("load-balanced cursor: %d connections in use, want 1 pinned", c.Topology().Servers[0].Pool.InUse)
+			}
+			if err := c.Disconnect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(2 * time.Second)
+			for len(driverGoroutines()) > 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("goroutines left: %v", driverGoroutines())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			for cur.Next(ctx) {
+			}
+			if !errors.Is(cur.Err(), ErrClientDisconnected) {
+				t.Fatalf("Next after Disconnect: %v", cur.Err())
+			}
+			_ = cur.Close(ctx)
+		})
 	}
 }
