@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -1005,3 +1006,294 @@ func TestInteropFindOptions(t *testing.T) { runInteropFlows(t, findOptionFlows()
 func TestInteropCapped(t *testing.T) { runInteropFlows(t, cappedFlows) }
 
 func TestInteropBatches(t *testing.T) { runInteropFlows(t, batchFlows) }
+
+// people is the data set of the query flows: nested documents, arrays of
+// values and of documents, null, a missing field, and the three numeric
+// types.
+const people = `[
+ {"_id": 1, "name": "ada", "age": 36, "tags": ["math", "code"], "addr": {"city": "london", "zip": "N1"}, "scores": [{"k": "a", "v": 5}, {"k": "b", "v": 9}]},
+ {"_id": 2, "name": "bob", "age": {"$numberLong": "25"}, "tags": ["code"], "addr": {"city": "paris"}, "scores": [{"k": "a", "v": 7}]},
+ {"_id": 3, "name": "Cy", "age": null, "tags": [], "scores": []},
+ {"_id": 4, "name": "dee", "age": 41.5, "tags": ["math"], "addr": {"city": "london", "zip": "E2"}},
+ {"_id": 5, "name": "eve", "age": 19}
+]`
+
+func seedPeople(t *testing.T, ctx context.Context, coll *driver.Collection) {
+	t.Helper()
+	raw, err := bson.ParseExtJSON([]byte(`{"a": ` + people + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []any
+	it := raw.Lookup("a").Array().Iter()
+	for it.Next() {
+		docs = append(docs, it.Value().Document())
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// queryCases are filters (Extended JSON) over people, with the _ids
+// mongod returns in _id order.
+var queryCases = []struct {
+	filter, want string
+	ferretSkip   string
+}{
+	{`{"age": {"$gt": 30}}`, "[1 4]", ""},
+	{`{"age": {"$gte": 19, "$lt": 36}}`, "[2 5]", ""},
+	{`{"age": {"$ne": 25}}`, "[1 3 4 5]", ""},
+	{`{"age": null}`, "[3]", ""},
+	{`{"addr": {"$exists": false}}`, "[3 5]", ""},
+	{`{"age": {"$type": "number"}}`, "[1 2 4 5]", ""},
+	{`{"age": {"$mod": [5, 0]}}`, "[2]", ""},
+	{`{"tags": "math"}`, "[1 4]", ""},
+	{`{"tags.0": "code"}`, "[2]", ""},
+	{`{"tags": {"$size": 0}}`, "[3]", ""},
+	{`{"tags": {"$all": ["math", "code"]}}`, "[1]", ""},
+	{`{"addr.city": "london"}`, "[1 4]", ""},
+	{`{"addr": {"city": "paris"}}`, "[2]", ""},
+	{`{"scores": {"$elemMatch": {"k": "a", "v": {"$gt": 6}}}}`, "[2]",
+		"FerretDB v1's $elemMatch takes only operators, not field conditions: server error 2 (BadValue): unknown operator: k"},
+	{`{"tags": {"$elemMatch": {"$eq": "code"}}}`, "[1 2]", ""},
+	{`{"scores.v": 9}`, "[1]", ""},
+	{`{"name": {"$regex": "^[a-c]", "$options": "i"}}`, "[1 2 3]", ""},
+	{`{"name": {"$in": ["ada", "eve", "zed"]}}`, "[1 5]", ""},
+	{`{"name": {"$nin": ["ada", "eve"]}}`, "[2 3 4]", ""},
+	{`{"$or": [{"age": {"$lt": 20}}, {"tags": "code"}]}`, "[1 2 5]", ""},
+	{`{"$and": [{"tags": "math"}, {"age": {"$lt": 40}}]}`, "[1]", ""},
+	{`{"$nor": [{"tags": "math"}, {"age": null}]}`, "[2 5]", ""},
+	{`{"age": {"$not": {"$gt": 30}}}`, "[2 3 5]", ""},
+}
+
+func queryFlows() []interopFlow {
+	var flows []interopFlow
+	for _, qc := range queryCases {
+		flows = append(flows, interopFlow{name: qc.filter, ferretSkip: qc.ferretSkip, run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+			seedPeople(t, ctx, env.coll)
+			filter, err := bson.ParseExtJSON([]byte(qc.filter))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ids(findAll(t, ctx, env.coll, filter, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
+			if fmt.Sprint(got) != qc.want {
+				t.Fatalf("find %s: %v, want %s", qc.filter, got, qc.want)
+			}
+			return fmt.Sprint(got)
+		}})
+	}
+	flows = append(flows,
+		interopFlow{name: "sort across null and the numeric types", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+			seedPeople(t, ctx, env.coll)
+			up := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "age", Value: 1}}}))
+			down := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "age", Value: -1}}}))
+			if fmt.Sprint(up) != "[3 5 2 1 4]" || fmt.Sprint(down) != "[4 1 2 5 3]" {
+				t.Fatalf("sort by age: %v ascending, %v descending; want [3 5 2 1 4] and [4 1 2 5 3]", up, down)
+			}
+			return fmt.Sprint(up, down)
+		}},
+		interopFlow{name: "sort on two keys and a nested field", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+			seedPeople(t, ctx, env.coll)
+			got := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "addr.city", Value: 1}, {Key: "_id", Value: -1}}}))
+			// Missing addr.city sorts as null, first.
+			if fmt.Sprint(got) != "[5 3 4 1 2]" {
+				t.Fatalf("sort by addr.city, -_id: %v, want [5 3 4 1 2]", got)
+			}
+			return fmt.Sprint(got)
+		}},
+		interopFlow{name: "projection of a nested field", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+			seedPeople(t, ctx, env.coll)
+			raw, err := env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}, &driver.FindOneOptions{
+				Projection: bson.D{{Key: "addr.city", Value: 1}, {Key: "_id", Value: 0}}}).Raw()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw.String() != `{"addr":{"city":"london"}}` {
+				t.Fatalf("projection: %s", raw)
+			}
+			return raw.String()
+		}},
+		interopFlow{name: "projection with $slice", ferretSkip: "FerretDB v1 does not support $slice in a find projection: server error 238 (NotImplemented): projection expression { $slice: 1 } is not supported",
+			run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+				seedPeople(t, ctx, env.coll)
+				raw, err := env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}, &driver.FindOneOptions{
+					Projection: bson.D{{Key: "tags", Value: bson.D{{Key: "$slice", Value: 1}}}, {Key: "name", Value: 1}}}).Raw()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if raw.String() != `{"_id":1,"name":"ada","tags":["math"]}` {
+					t.Fatalf("projection: %s", raw)
+				}
+				return raw.String()
+			}},
+	)
+	return flows
+}
+
+func TestInteropQueries(t *testing.T) { runInteropFlows(t, queryFlows()) }
+
+var clientFlows = []interopFlow{
+	{name: "getMore on a cursor the server killed", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 10)
+		cur, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](2), Sort: bson.D{{Key: "_id", Value: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cur.Close(ctx)
+		if _, err := env.client.RunCommand(ctx, env.db.Name(), bson.D{{Key: "killCursors", Value: env.coll.Name()}, {Key: "cursors", Value: bson.A{cur.ID()}}}); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for cur.Next(ctx) {
+			n++
+		}
+		var ce *driver.CommandError
+		if n != 2 || !errors.As(cur.Err(), &ce) || ce.Code != 43 {
+			t.Fatalf("after killCursors: %d documents then %v; want the first batch's 2 then CursorNotFound (43)", n, cur.Err())
+		}
+		if cur.ID() != 0 {
+			t.Errorf("cursor id %d after CursorNotFound", cur.ID())
+		}
+		return fmt.Sprintf("%d documents, then %d %s", n, ce.Code, ce.CodeName)
+	}},
+	{name: "Disconnect with a live cursor", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		seed(t, ctx, env.coll, 10)
+		c := dial(t, env.uri, nil)
+		cur, err := c.Database(env.db.Name()).Collection(env.coll.Name()).Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Disconnect(ctx); err != nil {
+			t.Fatalf("Disconnect: %v", err)
+		}
+		n := 0
+		for cur.Next(ctx) {
+			n++
+		}
+		if !errors.Is(cur.Err(), driver.ErrClientDisconnected) {
+			t.Fatalf("Next after Disconnect: %d documents, then %v; want ErrClientDisconnected", n, cur.Err())
+		}
+		if err := cur.Close(ctx); err != nil {
+			t.Errorf("Close after Disconnect: %v", err)
+		}
+		_, err = c.Database(env.db.Name()).Collection(env.coll.Name()).InsertOne(ctx, item{ID: 99})
+		if !errors.Is(err, driver.ErrClientDisconnected) {
+			t.Fatalf("InsertOne after Disconnect: %v", err)
+		}
+		return fmt.Sprintf("%d documents from the batch in hand, then ErrClientDisconnected", n)
+	}},
+	{name: "concurrent inserts and reads", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		const workers, each = 8, 25
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					id := w*each + i + 1
+					if _, err := env.coll.InsertOne(ctx, item{ID: id, Qty: id}); err != nil {
+						errs <- err
+						return
+					}
+					got, err := driver.Decode[item](env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}))
+					if err != nil || got.Qty != id {
+						errs <- fmt.Errorf("FindOne(%d): %+v, %v", id, got, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		got := findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}})
+		if len(got) != workers*each || got[len(got)-1].ID != workers*each {
+			t.Fatalf("%d documents after %d concurrent inserts", len(got), workers*each)
+		}
+		return fmt.Sprintf("%d documents", len(got))
+	}},
+}
+
+func TestInteropClient(t *testing.T) { runInteropFlows(t, clientFlows) }
+
+// TestInteropAuthenticatedCRUD: through SCRAM, against mongotest with
+// authentication and FerretDB's authenticating server
+// (MONGOSCOPE_FERRETDB_AUTH_URI): a user's CRUD works; a wrong password
+// fails the handshake with AuthenticationFailed (18) in an *AuthError;
+// no credential is Unauthorized (13) for a find.
+func TestInteropAuthenticatedCRUD(t *testing.T) {
+	type target struct {
+		name, uri, skip string
+	}
+	srv := mongotest.NewServer(t, mongotest.Options{Auth: true})
+	const pass = "interop-Password-1"
+	if err := srv.AddUser("admin", "mongoscope", pass); err != nil {
+		t.Fatal(err)
+	}
+	targets := []target{{name: "mongotest", uri: strings.Replace(srv.URI(), "mongodb://", "mongodb://mongoscope:"+pass+"@", 1) + "?authSource=admin"}}
+	switch uri := os.Getenv("MONGOSCOPE_FERRETDB_AUTH_URI"); {
+	case uri != "":
+		targets = append(targets, target{name: "ferretdb", uri: uri})
+	case os.Getenv("MONGOSCOPE_REQUIRE_FERRETDB") == "1":
+		t.Fatal("MONGOSCOPE_FERRETDB_AUTH_URI is not set but MONGOSCOPE_REQUIRE_FERRETDB=1")
+	default:
+		targets = append(targets, target{name: "ferretdb", skip: "MONGOSCOPE_FERRETDB_AUTH_URI is not set; make test starts FerretDB (tools/ferretdb.sh) and sets it"})
+	}
+	got := map[string]string{}
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) {
+			if tg.skip != "" {
+				t.Skip(tg.skip)
+			}
+			ctx := testCtx(t)
+			u, err := url.Parse(tg.uri)
+			if err != nil || u.User == nil {
+				t.Fatalf("the URI of %s has no credential (%v)", tg.name, err)
+			}
+			user := u.User.Username()
+			password, _ := u.User.Password()
+			dbName := interopDBName("auth")
+			c := dial(t, tg.uri, nil)
+			coll := c.Database(dbName).Collection("items")
+			t.Cleanup(func() { _, _ = c.RunCommand(context.Background(), dbName, bson.D{{Key: "dropDatabase", Value: 1}}) })
+			if _, err := coll.InsertMany(ctx, []any{item{ID: 1, Qty: 1}, item{ID: 2, Qty: 2}}); err != nil {
+				t.Fatalf("authenticated InsertMany: %v", err)
+			}
+			items := findAll(t, ctx, coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}})
+			if fmt.Sprint(ids(items)) != "[1 2]" {
+				t.Fatalf("authenticated Find: %v", ids(items))
+			}
+
+			// The same URI with a wrong password.
+			wu := *u
+			wu.User = url.UserPassword(user, "wrong-Password-2")
+			wrong := dial(t, wu.String(), nil)
+			_, err = wrong.Database(dbName).Collection("items").InsertOne(ctx, item{ID: 3})
+			var ae *driver.AuthError
+			var he *driver.HandshakeError
+			if !errors.As(err, &ae) || !errors.As(err, &he) || ae.Code != 18 || ae.Username != user {
+				t.Fatalf("wrong password: %v; want a HandshakeError holding an AuthError with code 18", err)
+			}
+			if strings.Contains(err.Error(), "wrong-Password-2") || strings.Contains(err.Error(), password) {
+				t.Fatalf("the error shows a password: %v", err)
+			}
+
+			// No credential at all.
+			nu := *u
+			nu.User, nu.RawQuery = nil, ""
+			none := dial(t, nu.String(), nil)
+			_, err = none.Database(dbName).Collection("items").Find(ctx, bson.D{})
+			var ce *driver.CommandError
+			if !errors.As(err, &ce) || ce.Code != 13 {
+				t.Fatalf("find without a credential: %v; want Unauthorized (13)", err)
+			}
+			got[tg.name] = fmt.Sprintf("crud %v; wrong password %d %s; no credential %d %s", ids(items), ae.Code, ae.CodeName, ce.Code, ce.CodeName)
+		})
+	}
+	if f, ok := got["ferretdb"]; ok && f != got["mongotest"] {
+		t.Errorf("ferretdb and mongotest differ:\nferretdb:  %s\nmongotest: %s", f, got["mongotest"])
+	}
+}
