@@ -120,6 +120,10 @@ func TestAggregate(t *testing.T) {
 		{name: "collation is sent (mongotest: NotImplemented)", pipeline: bson.A{byID}, opts: &driver.AggregateOptions{Collation: bson.D{{Key: "locale", Value: "en"}}},
 			wantCode: 238, want: map[string]string{"collation": `{"locale":"en"}`}},
 		{name: "server error", pipeline: bson.A{bson.D{{Key: "$nosuchstage", Value: 1}}}, wantCode: 40324},
+		// A $changeStream opens a tailable awaitData cursor, so
+		// MaxAwaitTime is accepted (mongotest has no change streams).
+		{name: "MaxAwaitTime with $changeStream", pipeline: bson.A{bson.D{{Key: "$changeStream", Value: bson.D{}}}},
+			opts: &driver.AggregateOptions{MaxAwaitTime: driver.Ptr(time.Second)}, wantCode: 238, want: map[string]string{"maxTimeMS": "<absent>"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,15 +189,23 @@ func TestAggregateWriteStage(t *testing.T) {
 		last      bson.D
 		batchSize *int32
 		target    string
+		wc        *driver.WriteConcern // the collection's; nil: the client's w:1
 	}{
-		{"$out batchSize 0", bson.D{{Key: "$out", Value: "out0"}}, driver.Ptr[int32](0), "out0"},
-		{"$out batchSize 2", bson.D{{Key: "$out", Value: "out2"}}, driver.Ptr[int32](2), "out2"},
-		{"$merge", bson.D{{Key: "$merge", Value: bson.D{{Key: "into", Value: "merged"}}}}, driver.Ptr[int32](0), "merged"},
+		{"$out batchSize 0", bson.D{{Key: "$out", Value: "out0"}}, driver.Ptr[int32](0), "out0", nil},
+		{"$out batchSize 2", bson.D{{Key: "$out", Value: "out2"}}, driver.Ptr[int32](2), "out2", nil},
+		{"$merge", bson.D{{Key: "$merge", Value: bson.D{{Key: "into", Value: "merged"}}}}, driver.Ptr[int32](0), "merged", nil},
+		// w:0 is sent, but the reply (which holds the cursor) is awaited.
+		{"$out unacknowledged", bson.D{{Key: "$out", Value: "outw0"}}, nil, "outw0", driver.Unacknowledged()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec.Reset()
 			ctx := testCtx(t)
+			coll := db.Collection("items", &driver.CollectionOptions{WriteConcern: tc.wc})
+			wantWC := `{"w":1}`
+			if tc.wc != nil {
+				wantWC = `{"w":0}`
+			}
 			cur, err := coll.Aggregate(ctx, bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: 2}}}}}}, tc.last},
 				&driver.AggregateOptions{BatchSize: tc.batchSize})
 			if err != nil {
@@ -203,7 +215,7 @@ func TestAggregateWriteStage(t *testing.T) {
 				t.Fatalf("a write stage's cursor returned a document or an error: %v", cur.Err())
 			}
 			cmd := lastSent(t, rec, "aggregate")
-			for k, v := range map[string]string{"cursor": "{}", "writeConcern": `{"w":1}`, "readConcern": `{"level":"local"}`} {
+			for k, v := range map[string]string{"cursor": "{}", "writeConcern": wantWC, "readConcern": `{"level":"local"}`} {
 				if got := field(cmd, k); got != v {
 					t.Errorf("%s = %s, want %s", k, got, v)
 				}
