@@ -367,3 +367,62 @@ func TestLoadBalancedCursorPinning(t *testing.T) {
 		})
 	}
 }
+
+// TestGetMoreComment: the cursor's comment goes with each getMore on 4.4+
+// servers (wire version 9) and is left out before, as the CRUD
+// specification requires; the getMores carry the first command's lsid.
+func TestGetMoreComment(t *testing.T) {
+	tests := []struct {
+		name        string
+		wire        int32
+		wantComment string
+	}{
+		{"4.4+", 9, `"note"`},
+		{"4.2", 8, "<absent>"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := mongotest.NewServer(t, mongotest.Options{MaxWireVersion: tc.wire})
+			c, rec := recordingClient(t, srv.URI())
+			coll := c.Database("shop").Collection("items")
+			seed(t, coll, 5)
+			ctx := testCtx(t)
+			opens := []func() (*driver.Cursor, error){
+				func() (*driver.Cursor, error) {
+					return coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](2), Comment: "note"})
+				},
+				func() (*driver.Cursor, error) {
+					return coll.Aggregate(ctx, bson.A{}, &driver.AggregateOptions{BatchSize: driver.Ptr[int32](2), Comment: "note"})
+				},
+				func() (*driver.Cursor, error) {
+					return coll.Database().RunCursorCommand(ctx, bson.D{{Key: "find", Value: "items"}, {Key: "batchSize", Value: 2}},
+						&driver.RunCursorCommandOptions{Comment: "note"})
+				},
+			}
+			for i, open := range opens {
+				rec.Reset()
+				cur, err := open()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err := driver.All[item](ctx, cur); err != nil || len(got) != 5 {
+					t.Fatalf("cursor %d: %d documents, %v", i, len(got), err)
+				}
+				st := eventtest.Of[*event.CommandStarted](rec)
+				lsid := field(st[0].Command, "lsid")
+				gms := sent(rec, "getMore")
+				if len(gms) == 0 {
+					t.Fatalf("cursor %d: no getMore", i)
+				}
+				for _, gm := range gms {
+					if got := field(gm.Command, "comment"); got != tc.wantComment {
+						t.Errorf("cursor %d: getMore comment %s, want %s", i, got, tc.wantComment)
+					}
+					if got := field(gm.Command, "lsid"); got != lsid || lsid == "<absent>" {
+						t.Errorf("cursor %d: getMore lsid %s, first command's %s", i, got, lsid)
+					}
+				}
+			}
+		})
+	}
+}
