@@ -101,6 +101,8 @@ type Binding struct {
 	pinned  *pool.Pooled[*conn.Conn]
 	pool    *pool.Pool[*conn.Conn]
 	timeout *time.Duration // the session timeout when the session was taken
+	// wire is the maxWireVersion of the connection that opened the cursor.
+	wire int32
 }
 
 // Pinned tells whether the binding holds a connection.
@@ -329,7 +331,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	res := Result{Body: body, Address: addr}
 	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
-		nb := &Binding{Address: addr, Session: sess, timeout: stimeout}
+		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion}
 		if hello.ServiceID != nil {
 			// Load-balanced mode: the cursor lives on this connection.
 			nb.pinned, nb.pool, keep = pc, p, true
