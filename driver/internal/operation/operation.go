@@ -73,6 +73,12 @@ type Op struct {
 	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
 	// maxMessageSizeBytes), and records how many in Batch.Sent.
 	Batch *Batch
+	// Check, when set, is called with the selected server's
+	// maxWireVersion before anything is sent: an error it returns fails
+	// the operation, with nothing sent (a write option the server's
+	// version cannot take, e.g. a hint on an unacknowledged write before
+	// 4.4).
+	Check func(maxWireVersion int32) error
 }
 
 // Batch is the run of statements (insert documents, update or delete
@@ -241,6 +247,11 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	fin.Attempts++
 	c := pc.Conn()
 	hello := c.Hello()
+	if op.Check != nil {
+		if err := op.Check(hello.MaxWireVersion); err != nil {
+			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
+		}
+	}
 	td := x.Topology.Description()
 
 	// The session: the binding's, or an implicit one taken now that the
