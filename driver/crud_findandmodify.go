@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -232,8 +233,23 @@ func (coll *Collection) findAndModify(ctx context.Context, filter any, s *famSpe
 	if err != nil {
 		return &SingleResult{err: err}
 	}
+	hintCheck := func(operation.ServerLimits) error { return nil }
 	if s.hint != nil && op.Unacknowledged {
-		op.Check = unacknowledgedHintCheck(s.optArg + "Hint")
+		hintCheck = unacknowledgedHintCheck(s.optArg + "Hint")
+	}
+	op.Check = func(l operation.ServerLimits) error {
+		// The document goes in the command itself, which the server takes
+		// up to maxBsonObjectSize plus the same 16 KiB allowance as an
+		// update statement.
+		maxSize := int(l.MaxBSONObjectSize)
+		if maxSize <= 0 {
+			maxSize = 16 << 20
+		}
+		if !s.remove && len(cmd) > maxSize+statementSlack {
+			return &ArgumentError{Argument: s.docArg, Err: ErrDocumentTooLarge,
+				Reason: fmt.Sprintf("the command is %d bytes, over maxBsonObjectSize %d and the 16 KiB allowance", len(cmd), maxSize)}
+		}
+		return hintCheck(l)
 	}
 	res, err := coll.run(ctx, op)
 	if err != nil {

@@ -340,12 +340,12 @@ func (coll *Collection) runOne(ctx context.Context, name string, cmd bson.Raw, b
 // unacknowledgedHintCheck refuses a hint on an unacknowledged write to a
 // server before 4.4 (wire version 9), which would ignore the error it
 // causes: the CRUD specification has the driver raise it.
-func unacknowledgedHintCheck(arg string) func(int32) error {
-	return func(maxWire int32) error {
-		if maxWire >= 9 {
+func unacknowledgedHintCheck(arg string) func(operation.ServerLimits) error {
+	return func(l operation.ServerLimits) error {
+		if l.MaxWireVersion >= 9 {
 			return nil
 		}
-		return &ArgumentError{Argument: arg, Reason: fmt.Sprintf("an unacknowledged write (w: 0) can carry a hint only to MongoDB 4.4 or later (wire version 9); the server's is %d", maxWire)}
+		return &ArgumentError{Argument: arg, Reason: fmt.Sprintf("an unacknowledged write (w: 0) can carry a hint only to MongoDB 4.4 or later (wire version 9); the server's is %d", l.MaxWireVersion)}
 	}
 }
 

@@ -927,6 +927,10 @@ func TestWriteBadInput(t *testing.T) {
 		{"FindOneAndUpdate nil filter", func() error { return coll.FindOneAndUpdate(ctx, nil, d("$set", d("a", 1))).Err() }, "filter", srv},
 		{"FindOneAndUpdate without operators", func() error { return coll.FindOneAndUpdate(ctx, d(), d("a", 1)).Err() }, "update", srv},
 		{"FindOneAndReplace with operators", func() error { return coll.FindOneAndReplace(ctx, d(), d("$inc", d("a", 1))).Err() }, "replacement", srv},
+		{"FindOneAndReplace over maxBsonObjectSize", func() error { return coll.FindOneAndReplace(ctx, d(), huge).Err() }, "replacement", srv},
+		{"FindOneAndUpdate over maxBsonObjectSize", func() error {
+			return coll.FindOneAndUpdate(ctx, d(), d("$set", huge)).Err()
+		}, "update", srv},
 		{"FindOneAndDelete negative MaxTime", func() error {
 			return coll.FindOneAndDelete(ctx, d(), &driver.FindOneAndDeleteOptions{MaxTime: driver.Ptr(-time.Second)}).Err()
 		}, "FindOneAndDeleteOptions.MaxTime", srv},
@@ -1006,5 +1010,36 @@ func TestWriteBadInput(t *testing.T) {
 	}
 	if _, err := srv.WaitForCommand(ctx, "delete"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBulkWriteWriteConcernErrors checks that a write concern error does
+// not stop an ordered bulk write, and that each command's is reported.
+func TestBulkWriteWriteConcernErrors(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := dial(t, srv.URI(), nil)
+	ctx := testCtx(t)
+	coll := c.Database("shop").Collection("items")
+	seed(t, ctx, coll, item{ID: 1, Qty: 10})
+	if err := srv.SetFailPoint(d("configureFailPoint", "failCommand", "mode", d("times", 2),
+		"data", d("failCommands", bson.A{"insert", "delete"}, "writeConcernError", d("code", 64, "codeName", "WriteConcernFailed", "errmsg", "waiting for replication timed out")))); err != nil {
+		t.Fatal(err)
+	}
+	_, err := coll.BulkWrite(ctx, []driver.WriteModel{
+		driver.InsertOneModel{Document: item{ID: 2, Qty: 20}},
+		driver.UpdateOneModel{Filter: d("_id", 1), Update: d("$set", d("qty", 11))},
+		driver.DeleteOneModel{Filter: d("_id", 2)},
+	})
+	var bwe *driver.BulkWriteException
+	if !errors.As(err, &bwe) || len(bwe.WriteErrors) != 0 || len(bwe.WriteConcernErrors) != 2 || bwe.WriteConcernErrors[1].Code != 64 {
+		t.Fatalf("err %v, want a BulkWriteException with two write concern errors", err)
+	}
+	want := &driver.BulkWriteResult{InsertedCount: 1, MatchedCount: 1, ModifiedCount: 1, DeletedCount: 1,
+		InsertedIDs: map[int]any{0: int32(2)}, UpsertedIDs: map[int]any{}, Acknowledged: true}
+	if !reflect.DeepEqual(bwe.PartialResult, want) {
+		t.Errorf("partial result %+v, want %+v", bwe.PartialResult, want)
+	}
+	if got := contents(t, ctx, coll); !reflect.DeepEqual(got, []item{{1, 11, ""}}) {
+		t.Errorf("collection %+v", got)
 	}
 }
