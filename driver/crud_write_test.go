@@ -80,10 +80,6 @@ func TestUpdateReplaceDelete(t *testing.T) {
 	coll := c.Database("shop").Collection("items")
 	base := []any{item{ID: 1, Qty: 10, Tag: "a"}, item{ID: 2, Qty: 20, Tag: "a"}, item{ID: 3, Qty: 30, Tag: "b"}}
 
-	type outcome struct {
-		matched, modified, upserted, deleted int64
-		upsertedID                           any
-	}
 	tests := []struct {
 		name string
 		run  func() (outcome, error)
@@ -214,28 +210,22 @@ func TestUpdateArrayFilters(t *testing.T) {
 	}
 }
 
-func upd(r *driver.UpdateResult) struct {
+// outcome is an UpdateResult's or a DeleteResult's counts.
+type outcome struct {
 	matched, modified, upserted, deleted int64
 	upsertedID                           any
-} {
-	var o struct {
-		matched, modified, upserted, deleted int64
-		upsertedID                           any
-	}
+}
+
+func upd(r *driver.UpdateResult) outcome {
+	var o outcome
 	if r != nil {
 		o.matched, o.modified, o.upserted, o.upsertedID = r.MatchedCount, r.ModifiedCount, r.UpsertedCount, r.UpsertedID
 	}
 	return o
 }
 
-func del(r *driver.DeleteResult) struct {
-	matched, modified, upserted, deleted int64
-	upsertedID                           any
-} {
-	var o struct {
-		matched, modified, upserted, deleted int64
-		upsertedID                           any
-	}
+func del(r *driver.DeleteResult) outcome {
+	var o outcome
 	if r != nil {
 		o.deleted = r.DeletedCount
 	}
