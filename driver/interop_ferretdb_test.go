@@ -53,9 +53,9 @@ type interopEnv struct {
 	coll   *driver.Collection
 }
 
-// ferretDBURI returns MONGOSCOPE_FERRETDB_URI, skipping t when it is unset
+// interopFerretURI returns MONGOSCOPE_FERRETDB_URI, skipping t when it is unset
 // (failing it instead under MONGOSCOPE_REQUIRE_FERRETDB=1).
-func ferretDBURI(t *testing.T) string {
+func interopFerretURI(t *testing.T) string {
 	t.Helper()
 	uri := os.Getenv("MONGOSCOPE_FERRETDB_URI")
 	if uri == "" {
@@ -165,8 +165,8 @@ func runInteropFlows(t *testing.T, flows []interopFlow) {
 	}
 }
 
-// seed inserts n items {_id: i, qty: i*10, tag: "even"/"odd"} for i in 1..n.
-func seed(t *testing.T, ctx context.Context, coll *driver.Collection, n int) {
+// interopSeed inserts n items {_id: i, qty: i*10, tag: "even"/"odd"} for i in 1..n.
+func interopSeed(t *testing.T, ctx context.Context, coll *driver.Collection, n int) {
 	t.Helper()
 	docs := make([]any, n)
 	for i := range docs {
@@ -181,8 +181,8 @@ func seed(t *testing.T, ctx context.Context, coll *driver.Collection, n int) {
 	}
 }
 
-// ids returns the _ids of items, for summaries.
-func ids(items []item) []int {
+// interopIDs returns the _ids of items, for summaries.
+func interopIDs(items []item) []int {
 	out := make([]int, len(items))
 	for i, it := range items {
 		out[i] = it.ID
@@ -190,8 +190,8 @@ func ids(items []item) []int {
 	return out
 }
 
-// findAll runs Find and collects the result with driver.All.
-func findAll(t *testing.T, ctx context.Context, coll *driver.Collection, filter any, opts ...*driver.FindOptions) []item {
+// interopFindAll runs Find and collects the result with driver.All.
+func interopFindAll(t *testing.T, ctx context.Context, coll *driver.Collection, filter any, opts ...*driver.FindOptions) []item {
 	t.Helper()
 	cur, err := coll.Find(ctx, filter, opts...)
 	if err != nil {
@@ -204,9 +204,9 @@ func findAll(t *testing.T, ctx context.Context, coll *driver.Collection, filter 
 	return got
 }
 
-// cursorGone checks, with a getMore through RunCommand, that the server
+// interopCursorGone checks, with a getMore through RunCommand, that the server
 // no longer knows cursor id: mongod answers CursorNotFound (43).
-func cursorGone(t *testing.T, ctx context.Context, env *interopEnv, id int64) string {
+func interopCursorGone(t *testing.T, ctx context.Context, env *interopEnv, id int64) string {
 	t.Helper()
 	_, err := env.client.RunCommand(ctx, env.db.Name(), bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: env.coll.Name()}})
 	var ce *driver.CommandError
@@ -219,7 +219,7 @@ func cursorGone(t *testing.T, ctx context.Context, env *interopEnv, id int64) st
 	return fmt.Sprintf("getMore after Close: %d %s", ce.Code, ce.CodeName)
 }
 
-func writeErrorsOf(err error) []driver.WriteError {
+func interopWriteErrors(err error) []driver.WriteError {
 	var we *driver.WriteException
 	if errors.As(err, &we) {
 		return we.WriteErrors
@@ -231,7 +231,7 @@ func writeErrorsOf(err error) []driver.WriteError {
 	return nil
 }
 
-func summarizeWriteErrors(wes []driver.WriteError) string {
+func interopWriteErrorsText(wes []driver.WriteError) string {
 	var parts []string
 	for _, we := range wes {
 		// mongod's writeErrors entries carry index, code and errmsg but
@@ -241,7 +241,7 @@ func summarizeWriteErrors(wes []driver.WriteError) string {
 	return strings.Join(parts, ", ")
 }
 
-var insertFlows = []interopFlow{
+var interopInsertFlows = []interopFlow{
 	{name: "InsertOne generated and given ids", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 		r, err := env.coll.InsertOne(ctx, bson.D{{Key: "qty", Value: 5}})
 		if err != nil {
@@ -268,7 +268,7 @@ var insertFlows = []interopFlow{
 		}
 		return fmt.Sprintf("generated %T; given %#v; read back %+v", r.InsertedID, r.InsertedID, it)
 	}},
-	{name: "InsertMany ids in order", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+	{name: "InsertMany interopIDs in order", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 		r, err := env.coll.InsertMany(ctx, []any{item{ID: 3}, bson.D{{Key: "qty", Value: 1}}, bson.M{"_id": "s"}, bson.D{{Key: "_id", Value: 1.5}}})
 		if err != nil {
 			t.Fatal(err)
@@ -305,10 +305,10 @@ var insertFlows = []interopFlow{
 		if !driver.IsDuplicateKeyError(err) || driver.IsTimeout(err) || driver.IsNetworkError(err) {
 			t.Fatalf("duplicate InsertOne: IsDuplicateKeyError %v IsTimeout %v IsNetworkError %v", driver.IsDuplicateKeyError(err), driver.IsTimeout(err), driver.IsNetworkError(err))
 		}
-		return "write errors: " + summarizeWriteErrors(we.WriteErrors)
+		return "write errors: " + interopWriteErrorsText(we.WriteErrors)
 	}},
 	{name: "InsertMany ordered stops at the duplicate", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 2)
+		interopSeed(t, ctx, env.coll, 2)
 		_, err := env.coll.InsertMany(ctx, []any{item{ID: 10}, item{ID: 11}, item{ID: 2}, item{ID: 12}})
 		var bwe *driver.BulkWriteException
 		if !errors.As(err, &bwe) || len(bwe.WriteErrors) != 1 || bwe.WriteErrors[0].Index != 2 || bwe.WriteErrors[0].Code != 11000 {
@@ -318,30 +318,30 @@ var insertFlows = []interopFlow{
 		if p == nil || p.InsertedCount != 2 || len(p.InsertedIDs) != 2 || p.InsertedIDs[0] != int32(10) || p.InsertedIDs[1] != int32(11) {
 			t.Fatalf("partial result %+v", p)
 		}
-		got := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
+		got := interopIDs(interopFindAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
 		if fmt.Sprint(got) != "[1 2 10 11]" {
 			t.Fatalf("after the ordered insert: %v, want [1 2 10 11] (12 not inserted)", got)
 		}
-		return fmt.Sprintf("write errors: %s; inserted %d; stored %v", summarizeWriteErrors(bwe.WriteErrors), p.InsertedCount, got)
+		return fmt.Sprintf("write errors: %s; inserted %d; stored %v", interopWriteErrorsText(bwe.WriteErrors), p.InsertedCount, got)
 	}},
 	{name: "InsertMany unordered reports every duplicate", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 3)
+		interopSeed(t, ctx, env.coll, 3)
 		_, err := env.coll.InsertMany(ctx, []any{item{ID: 10}, item{ID: 1}, item{ID: 11}, item{ID: 3}, item{ID: 12}}, &driver.InsertManyOptions{Ordered: driver.Ptr(false)})
 		var bwe *driver.BulkWriteException
 		if !errors.As(err, &bwe) || !driver.IsDuplicateKeyError(err) {
 			t.Fatalf("unordered InsertMany with duplicates: %v", err)
 		}
-		if summarizeWriteErrors(bwe.WriteErrors) != "[1] 11000, [3] 11000" {
-			t.Fatalf("write errors %s, want [1] and [3] DuplicateKey", summarizeWriteErrors(bwe.WriteErrors))
+		if interopWriteErrorsText(bwe.WriteErrors) != "[1] 11000, [3] 11000" {
+			t.Fatalf("write errors %s, want [1] and [3] DuplicateKey", interopWriteErrorsText(bwe.WriteErrors))
 		}
 		if p := bwe.PartialResult; p.InsertedCount != 3 || len(p.InsertedIDs) != 3 || p.InsertedIDs[4] != int32(12) {
 			t.Fatalf("partial result %+v", p)
 		}
-		got := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
+		got := interopIDs(interopFindAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
 		if fmt.Sprint(got) != "[1 2 3 10 11 12]" {
 			t.Fatalf("after the unordered insert: %v", got)
 		}
-		return fmt.Sprintf("write errors: %s; inserted %d; stored %v", summarizeWriteErrors(bwe.WriteErrors), bwe.PartialResult.InsertedCount, got)
+		return fmt.Sprintf("write errors: %s; inserted %d; stored %v", interopWriteErrorsText(bwe.WriteErrors), bwe.PartialResult.InsertedCount, got)
 	}},
 	{name: "unique index duplicate", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 		_, err := env.client.RunCommand(ctx, env.db.Name(), bson.D{{Key: "createIndexes", Value: env.coll.Name()},
@@ -356,9 +356,9 @@ var insertFlows = []interopFlow{
 		if !driver.IsDuplicateKeyError(err) {
 			t.Fatalf("InsertOne breaking the unique index: %v", err)
 		}
-		one := summarizeWriteErrors(writeErrorsOf(err))
+		one := interopWriteErrorsText(interopWriteErrors(err))
 		_, err = env.coll.InsertMany(ctx, []any{item{ID: 3, Tag: "b"}, item{ID: 4, Tag: "b"}, item{ID: 5, Tag: "a"}, item{ID: 6, Tag: "c"}}, &driver.InsertManyOptions{Ordered: driver.Ptr(false)})
-		many := summarizeWriteErrors(writeErrorsOf(err))
+		many := interopWriteErrorsText(interopWriteErrors(err))
 		if many != "[1] 11000, [2] 11000" {
 			t.Fatalf("unordered InsertMany breaking the unique index: %v", err)
 		}
@@ -389,9 +389,9 @@ var insertFlows = []interopFlow{
 		"(driver/internal/conn's TestFerretDBHandshakeAndCRUD covers the connection's side)"},
 }
 
-var findFlows = []interopFlow{
+var interopFindFlows = []interopFlow{
 	{name: "Find filter sort projection skip limit", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 20)
+		interopSeed(t, ctx, env.coll, 20)
 		cur, err := env.coll.Find(ctx, bson.D{{Key: "tag", Value: "even"}, {Key: "qty", Value: bson.D{{Key: "$gt", Value: 40}}}},
 			&driver.FindOptions{Sort: bson.D{{Key: "qty", Value: -1}}, Projection: bson.D{{Key: "tag", Value: 0}}, Skip: driver.Ptr[int64](1), Limit: driver.Ptr[int64](3)})
 		if err != nil {
@@ -421,7 +421,7 @@ var findFlows = []interopFlow{
 		return strings.Join(s, " ") + " / " + proj[0].String() + proj[1].String()
 	}},
 	{name: "Find getMore over several batches", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 25)
+		interopSeed(t, ctx, env.coll, 25)
 		cur, err := env.coll.Find(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$gte", Value: 10}}}},
 			&driver.FindOptions{BatchSize: driver.Ptr[int32](4), Sort: bson.D{{Key: "_id", Value: 1}}})
 		if err != nil {
@@ -456,10 +456,10 @@ var findFlows = []interopFlow{
 		if fmt.Sprint(batches) != "[4 4 4 4 4 4 1]" {
 			t.Fatalf("batches %v: want 7 (6 of 4 and one of 1)", batches)
 		}
-		return fmt.Sprintf("%d documents in %d batches, ids %d..%d", len(got), len(batches), got[0], got[24])
+		return fmt.Sprintf("%d documents in %d batches, interopIDs %d..%d", len(got), len(batches), got[0], got[24])
 	}},
 	{name: "Find limit over batches", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 25)
+		interopSeed(t, ctx, env.coll, 25)
 		cur, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](3), Limit: driver.Ptr[int64](7), Sort: bson.D{{Key: "_id", Value: 1}}})
 		if err != nil {
 			t.Fatal(err)
@@ -483,13 +483,13 @@ var findFlows = []interopFlow{
 			t.Errorf("negative limit left cursor %d open", cur.ID())
 		}
 		neg, err := driver.All[item](ctx, cur)
-		if err != nil || fmt.Sprint(ids(neg)) != "[25 24 23 22 21]" {
-			t.Fatalf("limit -5: %v, %v", ids(neg), err)
+		if err != nil || fmt.Sprint(interopIDs(neg)) != "[25 24 23 22 21]" {
+			t.Fatalf("limit -5: %v, %v", interopIDs(neg), err)
 		}
-		return fmt.Sprintf("limit 7: %v; limit -5: %v", got, ids(neg))
+		return fmt.Sprintf("limit 7: %v; limit -5: %v", got, interopIDs(neg))
 	}},
 	{name: "Find nothing", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 3)
+		interopSeed(t, ctx, env.coll, 3)
 		cur, err := env.coll.Find(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$lt", Value: 0}}}})
 		if err != nil {
 			t.Fatal(err)
@@ -513,7 +513,7 @@ var findFlows = []interopFlow{
 		return "empty, cursor 0"
 	}},
 	{name: "FindOne and ErrNoDocuments", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 10)
+		interopSeed(t, ctx, env.coll, 10)
 		var it item
 		if err := env.coll.FindOne(ctx, bson.D{{Key: "tag", Value: "odd"}}, &driver.FindOneOptions{Sort: bson.D{{Key: "qty", Value: -1}}, Skip: driver.Ptr[int64](1)}).Decode(&it); err != nil {
 			t.Fatal(err)
@@ -539,7 +539,7 @@ var findFlows = []interopFlow{
 		return fmt.Sprintf("%+v %s; missing: %v", it, raw, res.Err())
 	}},
 	{name: "generics All Iter Decode into structs and maps", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 6)
+		interopSeed(t, ctx, env.coll, 6)
 		cur, err := env.coll.Find(ctx, bson.D{{Key: "tag", Value: "even"}}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}, BatchSize: driver.Ptr[int32](1)})
 		if err != nil {
 			t.Fatal(err)
@@ -567,7 +567,7 @@ var findFlows = []interopFlow{
 		if fmt.Sprint(seen) != "[1 2 3]" || cur.ID() != 0 {
 			t.Fatalf("Iter with break: %v, cursor %d", seen, cur.ID())
 		}
-		gone := cursorGone(t, ctx, env, id)
+		gone := interopCursorGone(t, ctx, env, id)
 		// A document that does not fit T is an error from Decode.
 		type wrong struct {
 			Tag int `bson:"tag"`
@@ -583,7 +583,7 @@ var findFlows = []interopFlow{
 		return fmt.Sprintf("All %d maps; Iter %v; %s; D %v", len(ms), seen, gone, d)
 	}},
 	{name: "Close a live cursor", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 10)
+		interopSeed(t, ctx, env.coll, 10)
 		cur, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](2)})
 		if err != nil {
 			t.Fatal(err)
@@ -604,10 +604,10 @@ var findFlows = []interopFlow{
 		if err := cur.Close(ctx); err != nil {
 			t.Fatalf("second Close: %v", err)
 		}
-		return cursorGone(t, ctx, env, id)
+		return interopCursorGone(t, ctx, env, id)
 	}},
 	{name: "server error in a filter", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 1)
+		interopSeed(t, ctx, env.coll, 1)
 		_, err := env.coll.Find(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$bogus", Value: 1}}}})
 		var ce *driver.CommandError
 		if !errors.As(err, &ce) || ce.Code != 2 || ce.CodeName != "BadValue" {
@@ -651,7 +651,7 @@ var findFlows = []interopFlow{
 		if _, err := db.Collection("items").InsertOne(ctx, item{ID: 2, Qty: 8}); err != nil {
 			t.Fatal(err)
 		}
-		got := ids(findAll(t, ctx, coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
+		got := interopIDs(interopFindAll(t, ctx, coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
 		if fmt.Sprint(got) != "[1 2]" {
 			t.Fatalf("read back %v", got)
 		}
@@ -666,15 +666,15 @@ var findFlows = []interopFlow{
 	}},
 }
 
-func TestInteropInsert(t *testing.T) { runInteropFlows(t, insertFlows) }
+func TestInteropInsert(t *testing.T) { runInteropFlows(t, interopInsertFlows) }
 
-func TestInteropFind(t *testing.T) { runInteropFlows(t, findFlows) }
+func TestInteropFind(t *testing.T) { runInteropFlows(t, interopFindFlows) }
 
 // TestFerretDBReachable: under make test (MONGOSCOPE_REQUIRE_FERRETDB=1) a
 // FerretDB that is missing or does not answer fails the run rather than
 // skipping the interop flows.
 func TestFerretDBReachable(t *testing.T) {
-	uri := ferretDBURI(t)
+	uri := interopFerretURI(t)
 	c := dial(t, uri, nil)
 	ctx := testCtx(t)
 	if err := c.Ping(ctx); err != nil {
@@ -687,14 +687,14 @@ func TestFerretDBReachable(t *testing.T) {
 	t.Logf("FerretDB buildInfo: version %v, ferretdb %v", reply.Lookup("version"), reply.Lookup("ferretdb"))
 }
 
-// ferretClosesConnection is how FerretDB v1 answers an insert holding a
+// interopFerretClosesConnection is how FerretDB v1 answers an insert holding a
 // BSON type it does not store: no reply, the connection closed.
-const ferretClosesConnection = "it closes the connection on an insert holding one, so the driver reports " +
+const interopFerretClosesConnection = "it closes the connection on an insert holding one, so the driver reports " +
 	`"network error ...: read: wire: read at byte 0: reading the message header: EOF"`
 
-// bsonTypeCases are values of every BSON type, as Extended JSON, with
+// interopBSONTypeCases are values of every BSON type, as Extended JSON, with
 // mongod's $type alias for them.
-var bsonTypeCases = []struct {
+var interopBSONTypeCases = []struct {
 	name, value, alias string
 	ferretSkip         string
 }{
@@ -702,7 +702,7 @@ var bsonTypeCases = []struct {
 	{name: "negative zero", value: `{"$numberDouble": "-0.0"}`, alias: "double",
 		ferretSkip: `FerretDB v1 stores -0.0 as 0.0: the document reads back as {"_id":1,"v":0.0}`},
 	{name: "NaN", value: `{"$numberDouble": "NaN"}`, alias: "double",
-		ferretSkip: "FerretDB v1 does not store NaN: " + ferretClosesConnection},
+		ferretSkip: "FerretDB v1 does not store NaN: " + interopFerretClosesConnection},
 	{name: "infinity", value: `{"$numberDouble": "Infinity"}`, alias: "double",
 		ferretSkip: `FerretDB v1 refuses infinite doubles: server error 2: invalid value: { "v": +Inf } (infinity values are not allowed)`},
 	{name: "string", value: `"grüß dich"`, alias: "string"},
@@ -713,36 +713,36 @@ var bsonTypeCases = []struct {
 	{name: "binary", value: `{"$binary": {"base64": "AQI=", "subType": "00"}}`, alias: "binData"},
 	{name: "uuid", value: `{"$binary": {"base64": "c//SZESzTGmQ6OfR38A11A==", "subType": "04"}}`, alias: "binData"},
 	{name: "undefined", value: `{"$undefined": true}`, alias: "undefined",
-		ferretSkip: "FerretDB v1 does not store the undefined type: " + ferretClosesConnection},
+		ferretSkip: "FerretDB v1 does not store the undefined type: " + interopFerretClosesConnection},
 	{name: "objectId", value: `{"$oid": "5f0000000000000000000abc"}`, alias: "objectId"},
 	{name: "bool", value: `true`, alias: "bool"},
 	{name: "date", value: `{"$date": {"$numberLong": "1577836800123"}}`, alias: "date"},
 	{name: "null", value: `null`, alias: "null"},
 	{name: "regex", value: `{"$regularExpression": {"pattern": "^a.c$", "options": "i"}}`, alias: "regex"},
 	{name: "dbPointer", value: `{"$dbPointer": {"$ref": "a.b", "$id": {"$oid": "5f0000000000000000000abc"}}}`, alias: "dbPointer",
-		ferretSkip: "FerretDB v1 does not store DBPointer: " + ferretClosesConnection},
+		ferretSkip: "FerretDB v1 does not store DBPointer: " + interopFerretClosesConnection},
 	{name: "javascript", value: `{"$code": "function() { return 1; }"}`, alias: "javascript",
-		ferretSkip: "FerretDB v1 does not store JavaScript code: " + ferretClosesConnection},
+		ferretSkip: "FerretDB v1 does not store JavaScript code: " + interopFerretClosesConnection},
 	{name: "symbol", value: `{"$symbol": "sym"}`, alias: "symbol",
-		ferretSkip: "FerretDB v1 does not store symbols: " + ferretClosesConnection},
+		ferretSkip: "FerretDB v1 does not store symbols: " + interopFerretClosesConnection},
 	{name: "javascript with scope", value: `{"$code": "x", "$scope": {"x": 1}}`, alias: "javascriptWithScope",
-		ferretSkip: "FerretDB v1 does not store JavaScript code with scope: " + ferretClosesConnection},
+		ferretSkip: "FerretDB v1 does not store JavaScript code with scope: " + interopFerretClosesConnection},
 	{name: "int32", value: `{"$numberInt": "-2147483648"}`, alias: "int"},
 	{name: "timestamp", value: `{"$timestamp": {"t": 1577836800, "i": 7}}`, alias: "timestamp"},
 	{name: "int64", value: `{"$numberLong": "9223372036854775807"}`, alias: "long"},
 	{name: "decimal128", value: `{"$numberDecimal": "1.50"}`, alias: "decimal",
-		ferretSkip: "FerretDB v1 does not support Decimal128: " + ferretClosesConnection},
+		ferretSkip: "FerretDB v1 does not support Decimal128: " + interopFerretClosesConnection},
 	{name: "minKey", value: `{"$minKey": 1}`, alias: "minKey",
-		ferretSkip: "FerretDB v1 does not store MinKey: " + ferretClosesConnection},
+		ferretSkip: "FerretDB v1 does not store MinKey: " + interopFerretClosesConnection},
 	{name: "maxKey", value: `{"$maxKey": 1}`, alias: "maxKey",
-		ferretSkip: "FerretDB v1 does not store MaxKey: " + ferretClosesConnection},
+		ferretSkip: "FerretDB v1 does not store MaxKey: " + interopFerretClosesConnection},
 }
 
-// bsonTypeFlows: a document holding each type goes in with InsertOne and
+// interopBSONTypeFlows: a document holding each type goes in with InsertOne and
 // comes back byte for byte with FindOne, and {$type: alias} finds it.
-func bsonTypeFlows() []interopFlow {
+func interopBSONTypeFlows() []interopFlow {
 	var flows []interopFlow
-	for _, tc := range bsonTypeCases {
+	for _, tc := range interopBSONTypeCases {
 		flows = append(flows, interopFlow{name: "round trip " + tc.name, ferretSkip: tc.ferretSkip, run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 			doc, err := bson.ParseExtJSON([]byte(`{"_id": 1, "v": ` + tc.value + `}`))
 			if err != nil {
@@ -772,14 +772,14 @@ func bsonTypeFlows() []interopFlow {
 	return flows
 }
 
-// findOptionFlows: the options of Find, one at a time, on five items.
-func findOptionFlows() []interopFlow {
+// interopFindOptionFlows: the options of Find, one at a time, on five items.
+func interopFindOptionFlows() []interopFlow {
 	ferretNotImplemented := func(field string) string {
 		return fmt.Sprintf(`FerretDB v1 does not implement find's %s: server error 238 (NotImplemented): find: support for field %q with non-default value true is not implemented yet`, field, field)
 	}
 	all := func(t *testing.T, ctx context.Context, env *interopEnv, o *driver.FindOptions) []bson.Raw {
 		t.Helper()
-		seed(t, ctx, env.coll, 5)
+		interopSeed(t, ctx, env.coll, 5)
 		cur, err := env.coll.Find(ctx, bson.D{}, o)
 		if err != nil {
 			t.Fatal(err)
@@ -809,7 +809,7 @@ func findOptionFlows() []interopFlow {
 		{name: "allowDiskUse", run: plain(&driver.FindOptions{AllowDiskUse: driver.Ptr(true)})},
 		{name: "hint naming no index", ferretSkip: "FerretDB v1 ignores hint: a hint naming no index returns the documents where mongod fails with BadValue (2) \"hint provided does not correspond to an existing index\"",
 			run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-				seed(t, ctx, env.coll, 1)
+				interopSeed(t, ctx, env.coll, 1)
 				_, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{Hint: "no_such_index"})
 				var ce *driver.CommandError
 				if !errors.As(err, &ce) || ce.Code != 2 || !strings.Contains(ce.Message, "hint provided does not correspond to an existing index") {
@@ -841,7 +841,7 @@ func findOptionFlows() []interopFlow {
 		{name: "noCursorTimeout", ferretSkip: ferretNotImplemented("noCursorTimeout"), run: plain(&driver.FindOptions{NoCursorTimeout: driver.Ptr(true)})},
 		{name: "allowPartialResults", ferretSkip: ferretNotImplemented("allowPartialResults"), run: plain(&driver.FindOptions{AllowPartialResults: driver.Ptr(true)})},
 		{name: "tailable on a collection that is not capped", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-			seed(t, ctx, env.coll, 1)
+			interopSeed(t, ctx, env.coll, 1)
 			_, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{CursorType: driver.Tailable})
 			var ce *driver.CommandError
 			if !errors.As(err, &ce) || ce.Code != 2 || !strings.Contains(ce.Message, "tailable cursor requested on non capped collection") {
@@ -852,8 +852,8 @@ func findOptionFlows() []interopFlow {
 	}
 }
 
-// cappedFlows: capped collections and tailable cursors.
-var cappedFlows = []interopFlow{
+// interopCappedFlows: capped collections and tailable cursors.
+var interopCappedFlows = []interopFlow{
 	{name: "capped max keeps the newest", ferretSkip: "FerretDB v1 does not enforce a capped collection's max: after 5 inserts into {capped: true, size: 4096, max: 3} all 5 documents remain",
 		run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 			if _, err := env.client.RunCommand(ctx, env.db.Name(), bson.D{{Key: "create", Value: "log"}, {Key: "capped", Value: true}, {Key: "size", Value: 4096}, {Key: "max", Value: 3}}); err != nil {
@@ -865,25 +865,25 @@ var cappedFlows = []interopFlow{
 					t.Fatal(err)
 				}
 			}
-			got := ids(findAll(t, ctx, log, bson.D{}))
+			got := interopIDs(interopFindAll(t, ctx, log, bson.D{}))
 			if fmt.Sprint(got) != "[3 4 5]" {
 				t.Fatalf("capped max 3 after 5 inserts: %v, want [3 4 5] in insertion order", got)
 			}
 			return fmt.Sprint(got)
 		}},
 	{name: "tailable cursor waits for new documents", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		return tailFlow(t, ctx, env, 1)
+		return interopTail(t, ctx, env, 1)
 	}},
 	{name: "tailable cursor whose first batch holds every document", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		return tailFlow(t, ctx, env, 0)
+		return interopTail(t, ctx, env, 0)
 	}, ferretSkip: "FerretDB v1 closes a tailable cursor (cursor id 0) when its first batch holds every document of the capped collection, where mongod keeps it open for documents inserted later; with a batch size smaller than the collection FerretDB keeps it open"},
 }
 
-// tailFlow opens a tailable cursor on a capped collection of two
+// interopTail opens a tailable cursor on a capped collection of two
 // documents (batchSize 0: the server's default), reads them with TryNext,
 // and checks that the cursor stays open and sees a document inserted
 // afterwards.
-func tailFlow(t *testing.T, ctx context.Context, env *interopEnv, batchSize int32) string {
+func interopTail(t *testing.T, ctx context.Context, env *interopEnv, batchSize int32) string {
 	if _, err := env.client.RunCommand(ctx, env.db.Name(), bson.D{{Key: "create", Value: "log"}, {Key: "capped", Value: true}, {Key: "size", Value: 1 << 20}}); err != nil {
 		t.Fatal(err)
 	}
@@ -921,13 +921,13 @@ func tailFlow(t *testing.T, ctx context.Context, env *interopEnv, batchSize int3
 	return fmt.Sprint(got)
 }
 
-// commandCounter counts the commands a client starts, by name.
-type commandCounter struct {
+// interopCommandCounter counts the commands a client starts, by name.
+type interopCommandCounter struct {
 	mu sync.Mutex
 	n  map[string]int
 }
 
-func (c *commandCounter) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
+func (c *interopCommandCounter) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
@@ -936,21 +936,21 @@ func (c *commandCounter) CommandStarted(ctx context.Context, e *event.CommandSta
 	c.n[e.CommandName]++
 	return ctx
 }
-func (c *commandCounter) CommandSucceeded(context.Context, *event.CommandSucceeded) {}
-func (c *commandCounter) CommandFailed(context.Context, *event.CommandFailed)       {}
+func (c *interopCommandCounter) CommandSucceeded(context.Context, *event.CommandSucceeded) {}
+func (c *interopCommandCounter) CommandFailed(context.Context, *event.CommandFailed)       {}
 
-func (c *commandCounter) count(name string) int {
+func (c *interopCommandCounter) count(name string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n[name]
 }
 
-var batchFlows = []interopFlow{
+var interopBatchFlows = []interopFlow{
 	{name: "InsertMany split by maxMessageSizeBytes", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 		// Four documents of 12.5 MB are over the 48 MB both servers
 		// allow in one message: three go in the first insert command,
 		// one in the second.
-		var counter commandCounter
+		var counter interopCommandCounter
 		c := dial(t, env.uri, &driver.ClientOptions{Monitors: []any{&counter}})
 		coll := c.Database(env.db.Name()).Collection("big")
 		big := strings.Repeat("x", 25<<19)
@@ -963,15 +963,15 @@ var batchFlows = []interopFlow{
 			t.Fatal(err)
 		}
 		if len(r.InsertedIDs) != 4 || counter.count("insert") != 2 {
-			t.Fatalf("%d ids in %d insert commands; want 4 in 2", len(r.InsertedIDs), counter.count("insert"))
+			t.Fatalf("%d interopIDs in %d insert commands; want 4 in 2", len(r.InsertedIDs), counter.count("insert"))
 		}
 		cur, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{Projection: bson.D{{Key: "s", Value: 0}}, Sort: bson.D{{Key: "_id", Value: 1}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		back, err := driver.All[item](ctx, cur)
-		if err != nil || fmt.Sprint(ids(back)) != "[1 2 3 4]" {
-			t.Fatalf("read back %v, %v", ids(back), err)
+		if err != nil || fmt.Sprint(interopIDs(back)) != "[1 2 3 4]" {
+			t.Fatalf("read back %v, %v", interopIDs(back), err)
 		}
 		// A document over maxBsonObjectSize is refused before sending.
 		n := counter.count("insert")
@@ -982,7 +982,7 @@ var batchFlows = []interopFlow{
 		return fmt.Sprintf("%d commands for %d documents", 2, len(back))
 	}},
 	{name: "Find default first batch and getMore", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 250)
+		interopSeed(t, ctx, env.coll, 250)
 		cur, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}})
 		if err != nil {
 			t.Fatal(err)
@@ -999,18 +999,18 @@ var batchFlows = []interopFlow{
 	}},
 }
 
-func TestInteropBSONTypes(t *testing.T) { runInteropFlows(t, bsonTypeFlows()) }
+func TestInteropBSONTypes(t *testing.T) { runInteropFlows(t, interopBSONTypeFlows()) }
 
-func TestInteropFindOptions(t *testing.T) { runInteropFlows(t, findOptionFlows()) }
+func TestInteropFindOptions(t *testing.T) { runInteropFlows(t, interopFindOptionFlows()) }
 
-func TestInteropCapped(t *testing.T) { runInteropFlows(t, cappedFlows) }
+func TestInteropCapped(t *testing.T) { runInteropFlows(t, interopCappedFlows) }
 
-func TestInteropBatches(t *testing.T) { runInteropFlows(t, batchFlows) }
+func TestInteropBatches(t *testing.T) { runInteropFlows(t, interopBatchFlows) }
 
-// people is the data set of the query flows: nested documents, arrays of
+// interopPeople is the data set of the query flows: nested documents, arrays of
 // values and of documents, null, a missing field, and the three numeric
 // types.
-const people = `[
+const interopPeople = `[
  {"_id": 1, "name": "ada", "age": 36, "tags": ["math", "code"], "addr": {"city": "london", "zip": "N1"}, "scores": [{"k": "a", "v": 5}, {"k": "b", "v": 9}]},
  {"_id": 2, "name": "bob", "age": {"$numberLong": "25"}, "tags": ["code"], "addr": {"city": "paris"}, "scores": [{"k": "a", "v": 7}]},
  {"_id": 3, "name": "Cy", "age": null, "tags": [], "scores": []},
@@ -1018,9 +1018,9 @@ const people = `[
  {"_id": 5, "name": "eve", "age": 19}
 ]`
 
-func seedPeople(t *testing.T, ctx context.Context, coll *driver.Collection) {
+func interopSeedPeople(t *testing.T, ctx context.Context, coll *driver.Collection) {
 	t.Helper()
-	raw, err := bson.ParseExtJSON([]byte(`{"a": ` + people + `}`))
+	raw, err := bson.ParseExtJSON([]byte(`{"a": ` + interopPeople + `}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1034,9 +1034,9 @@ func seedPeople(t *testing.T, ctx context.Context, coll *driver.Collection) {
 	}
 }
 
-// queryCases are filters (Extended JSON) over people, with the _ids
+// interopQueryCases are filters (Extended JSON) over interopPeople, with the _ids
 // mongod returns in _id order.
-var queryCases = []struct {
+var interopQueryCases = []struct {
 	filter, want string
 	ferretSkip   string
 }{
@@ -1066,16 +1066,16 @@ var queryCases = []struct {
 	{`{"age": {"$not": {"$gt": 30}}}`, "[2 3 5]", ""},
 }
 
-func queryFlows() []interopFlow {
+func interopQueryFlows() []interopFlow {
 	var flows []interopFlow
-	for _, qc := range queryCases {
+	for _, qc := range interopQueryCases {
 		flows = append(flows, interopFlow{name: qc.filter, ferretSkip: qc.ferretSkip, run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-			seedPeople(t, ctx, env.coll)
+			interopSeedPeople(t, ctx, env.coll)
 			filter, err := bson.ParseExtJSON([]byte(qc.filter))
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := ids(findAll(t, ctx, env.coll, filter, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
+			got := interopIDs(interopFindAll(t, ctx, env.coll, filter, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
 			if fmt.Sprint(got) != qc.want {
 				t.Fatalf("find %s: %v, want %s", qc.filter, got, qc.want)
 			}
@@ -1084,17 +1084,17 @@ func queryFlows() []interopFlow {
 	}
 	flows = append(flows,
 		interopFlow{name: "sort across null and the numeric types", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-			seedPeople(t, ctx, env.coll)
-			up := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "age", Value: 1}}}))
-			down := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "age", Value: -1}}}))
+			interopSeedPeople(t, ctx, env.coll)
+			up := interopIDs(interopFindAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "age", Value: 1}}}))
+			down := interopIDs(interopFindAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "age", Value: -1}}}))
 			if fmt.Sprint(up) != "[3 5 2 1 4]" || fmt.Sprint(down) != "[4 1 2 5 3]" {
 				t.Fatalf("sort by age: %v ascending, %v descending; want [3 5 2 1 4] and [4 1 2 5 3]", up, down)
 			}
 			return fmt.Sprint(up, down)
 		}},
 		interopFlow{name: "sort on two keys and a nested field", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-			seedPeople(t, ctx, env.coll)
-			got := ids(findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "addr.city", Value: 1}, {Key: "_id", Value: -1}}}))
+			interopSeedPeople(t, ctx, env.coll)
+			got := interopIDs(interopFindAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "addr.city", Value: 1}, {Key: "_id", Value: -1}}}))
 			// Missing addr.city sorts as null, first.
 			if fmt.Sprint(got) != "[5 3 4 1 2]" {
 				t.Fatalf("sort by addr.city, -_id: %v, want [5 3 4 1 2]", got)
@@ -1102,7 +1102,7 @@ func queryFlows() []interopFlow {
 			return fmt.Sprint(got)
 		}},
 		interopFlow{name: "projection of a nested field", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-			seedPeople(t, ctx, env.coll)
+			interopSeedPeople(t, ctx, env.coll)
 			raw, err := env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}, &driver.FindOneOptions{
 				Projection: bson.D{{Key: "addr.city", Value: 1}, {Key: "_id", Value: 0}}}).Raw()
 			if err != nil {
@@ -1115,7 +1115,7 @@ func queryFlows() []interopFlow {
 		}},
 		interopFlow{name: "projection with $slice", ferretSkip: "FerretDB v1 does not support $slice in a find projection: server error 238 (NotImplemented): projection expression { $slice: 1 } is not supported",
 			run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-				seedPeople(t, ctx, env.coll)
+				interopSeedPeople(t, ctx, env.coll)
 				raw, err := env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: 1}}, &driver.FindOneOptions{
 					Projection: bson.D{{Key: "tags", Value: bson.D{{Key: "$slice", Value: 1}}}, {Key: "name", Value: 1}}}).Raw()
 				if err != nil {
@@ -1130,11 +1130,11 @@ func queryFlows() []interopFlow {
 	return flows
 }
 
-func TestInteropQueries(t *testing.T) { runInteropFlows(t, queryFlows()) }
+func TestInteropQueries(t *testing.T) { runInteropFlows(t, interopQueryFlows()) }
 
-var clientFlows = []interopFlow{
+var interopClientFlows = []interopFlow{
 	{name: "getMore on a cursor the server killed", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 10)
+		interopSeed(t, ctx, env.coll, 10)
 		cur, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](2), Sort: bson.D{{Key: "_id", Value: 1}}})
 		if err != nil {
 			t.Fatal(err)
@@ -1157,7 +1157,7 @@ var clientFlows = []interopFlow{
 		return fmt.Sprintf("%d documents, then %d %s", n, ce.Code, ce.CodeName)
 	}},
 	{name: "Disconnect with a live cursor", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		seed(t, ctx, env.coll, 10)
+		interopSeed(t, ctx, env.coll, 10)
 		c := dial(t, env.uri, nil)
 		cur, err := c.Database(env.db.Name()).Collection(env.coll.Name()).Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](3)})
 		if err != nil {
@@ -1209,7 +1209,7 @@ var clientFlows = []interopFlow{
 		for err := range errs {
 			t.Error(err)
 		}
-		got := findAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}})
+		got := interopFindAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}})
 		if len(got) != workers*each || got[len(got)-1].ID != workers*each {
 			t.Fatalf("%d documents after %d concurrent inserts", len(got), workers*each)
 		}
@@ -1217,7 +1217,7 @@ var clientFlows = []interopFlow{
 	}},
 }
 
-func TestInteropClient(t *testing.T) { runInteropFlows(t, clientFlows) }
+func TestInteropClient(t *testing.T) { runInteropFlows(t, interopClientFlows) }
 
 // TestInteropAuthenticatedCRUD: through SCRAM, against mongotest with
 // authentication and FerretDB's authenticating server
@@ -1262,9 +1262,9 @@ func TestInteropAuthenticatedCRUD(t *testing.T) {
 			if _, err := coll.InsertMany(ctx, []any{item{ID: 1, Qty: 1}, item{ID: 2, Qty: 2}}); err != nil {
 				t.Fatalf("authenticated InsertMany: %v", err)
 			}
-			items := findAll(t, ctx, coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}})
-			if fmt.Sprint(ids(items)) != "[1 2]" {
-				t.Fatalf("authenticated Find: %v", ids(items))
+			items := interopFindAll(t, ctx, coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}})
+			if fmt.Sprint(interopIDs(items)) != "[1 2]" {
+				t.Fatalf("authenticated Find: %v", interopIDs(items))
 			}
 
 			// The same URI with a wrong password.
@@ -1290,7 +1290,7 @@ func TestInteropAuthenticatedCRUD(t *testing.T) {
 			if !errors.As(err, &ce) || ce.Code != 13 {
 				t.Fatalf("find without a credential: %v; want Unauthorized (13)", err)
 			}
-			got[tg.name] = fmt.Sprintf("crud %v; wrong password %d %s; no credential %d %s", ids(items), ae.Code, ae.CodeName, ce.Code, ce.CodeName)
+			got[tg.name] = fmt.Sprintf("crud %v; wrong password %d %s; no credential %d %s", interopIDs(items), ae.Code, ae.CodeName, ce.Code, ce.CodeName)
 		})
 	}
 	if f, ok := got["ferretdb"]; ok && f != got["mongotest"] {
