@@ -255,6 +255,77 @@ func ExampleDecode() {
 	// true
 }
 
+// UpdateMany applies the update to every match; the result counts the
+// documents matched and those actually changed.
+func ExampleCollection_UpdateMany() {
+	s, client, orders := exampleOrders(threeOrders()...)
+	defer s.Close()
+	defer client.Disconnect(context.Background())
+	ctx := context.Background()
+
+	res, err := orders.UpdateMany(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$lt", Value: 5}}}},
+		bson.D{{Key: "$inc", Value: bson.D{{Key: "qty", Value: 10}}}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.MatchedCount, res.ModifiedCount)
+	// Output: 2 2
+}
+
+// ReplaceOne replaces a whole document, keeping its _id.
+func ExampleCollection_ReplaceOne() {
+	s, client, orders := exampleOrders(threeOrders()...)
+	defer s.Close()
+	defer client.Disconnect(context.Background())
+	ctx := context.Background()
+
+	res, err := orders.ReplaceOne(ctx, bson.D{{Key: "_id", Value: 2}}, bson.D{{Key: "item", Value: "pie"}, {Key: "qty", Value: 2}})
+	if err != nil {
+		panic(err)
+	}
+	o, err := driver.Decode[Order](orders.FindOne(ctx, bson.D{{Key: "_id", Value: 2}}))
+	fmt.Println(res.ModifiedCount, o, err)
+	// Output: 1 {2 pie 2} <nil>
+}
+
+// DeleteOne removes the first match, DeleteMany every match.
+func ExampleCollection_DeleteMany() {
+	s, client, orders := exampleOrders(threeOrders()...)
+	defer s.Close()
+	defer client.Disconnect(context.Background())
+	ctx := context.Background()
+
+	one, err := orders.DeleteOne(ctx, bson.D{{Key: "item", Value: "tea"}})
+	if err != nil {
+		panic(err)
+	}
+	many, err := orders.DeleteMany(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$gte", Value: 1}}}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(one.DeletedCount, many.DeletedCount)
+	// Output: 1 2
+}
+
+// FindOneAndDelete removes a document and returns it; with Sort, the
+// first in that order.
+func ExampleCollection_FindOneAndDelete() {
+	s, client, orders := exampleOrders(threeOrders()...)
+	defer s.Close()
+	defer client.Disconnect(context.Background())
+	ctx := context.Background()
+
+	biggest, err := driver.Decode[Order](orders.FindOneAndDelete(ctx, bson.D{},
+		&driver.FindOneAndDeleteOptions{Sort: bson.D{{Key: "qty", Value: -1}}}))
+	fmt.Println(biggest, err)
+
+	err = orders.FindOneAndDelete(ctx, bson.D{{Key: "_id", Value: biggest.ID}}).Err()
+	fmt.Println(errors.Is(err, driver.ErrNoDocuments))
+	// Output:
+	// {3 jam 5} <nil>
+	// true
+}
+
 // A single write the server refused is a *WriteException inside the
 // *OperationError; IsDuplicateKeyError recognizes a duplicate key.
 func ExampleWriteException() {
