@@ -179,6 +179,37 @@ func interopReadFlows() []interopFlow {
 			}
 			return fmt.Sprint(got, est)
 		}},
+		interopFlow{name: "Database RunCommand and RunCursorCommand", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+			interopSeed(t, ctx, env.coll, 7)
+			var count struct {
+				N  int     `bson:"n"`
+				OK float64 `bson:"ok"`
+			}
+			if err := env.db.RunCommand(ctx, bson.D{{Key: "count", Value: env.coll.Name()}, {Key: "query", Value: bson.D{{Key: "tag", Value: "odd"}}}}).Decode(&count); err != nil {
+				t.Fatal(err)
+			}
+			if count.N != 4 || count.OK != 1 {
+				t.Fatalf("count: %+v", count)
+			}
+			err := env.db.RunCommand(ctx, bson.D{{Key: "noSuchCommand", Value: 1}}).Err()
+			var ce *driver.CommandError
+			if !errors.As(err, &ce) || ce.Code != 59 {
+				t.Fatalf("an unknown command: %v; want CommandNotFound (59)", err)
+			}
+			cur, err := env.db.RunCursorCommand(ctx, bson.D{{Key: "find", Value: env.coll.Name()}, {Key: "sort", Value: bson.D{{Key: "_id", Value: 1}}}, {Key: "batchSize", Value: 2}},
+				&driver.RunCursorCommandOptions{BatchSize: driver.Ptr[int32](3)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cur.RemainingBatchLength() != 2 {
+				t.Fatalf("first batch %d, want 2", cur.RemainingBatchLength())
+			}
+			got, err := driver.All[item](ctx, cur)
+			if err != nil || fmt.Sprint(interopIDs(got)) != "[1 2 3 4 5 6 7]" {
+				t.Fatalf("RunCursorCommand: %v, %v", interopIDs(got), err)
+			}
+			return fmt.Sprintf("count %d; unknown command %d %s; cursor %v", count.N, ce.Code, ce.CodeName, interopIDs(got))
+		}},
 		interopFlow{name: "Distinct", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 			interopSeedPeople(t, ctx, env.coll)
 			tags, err := driver.Values[string](env.coll.Distinct(ctx, "tags", bson.D{}))
