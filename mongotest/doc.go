@@ -101,6 +101,31 @@
 // replSet commands run on the admin database only, and fail with
 // NoReplicationEnabled (76) on a server outside a ReplicaSet.
 //
+// # Sharded clusters and load balancers
+//
+// NewShardedCluster (StartShardedCluster) starts n mongoses (RoleMongos)
+// on loopback ports over one shared store, as if one shard stood behind
+// them: a write through one mongos is read through any other. URI lists
+// every mongos, so a driver spreads its operations over them (the spec
+// tests' useMultipleMongoses). Each mongos keeps its own connections,
+// cursors (a getMore on another mongos fails with CursorNotFound) and fail
+// points, as real mongos processes do; retryable writes are remembered
+// cluster-wide, so a retry through another mongos is not applied twice.
+// A mongos answers isdbgrid ({isdbgrid: 1, hostname}) and listShards (one
+// shard, "shard0", described as a replica-set shard whose host is
+// shard0.mongotest.invalid, since the shared store has no address); on a
+// mongos the replSet* commands do not exist (CommandNotFound), and on a
+// mongod isdbgrid and listShards do not. listCommands lists what the role
+// has.
+//
+// NewLoadBalancer (StartLoadBalancer) starts n services (RoleLoadBalanced,
+// each with its own serviceId) over one shared store behind a TCP front on
+// one address: each new connection goes to the next service, round robin,
+// and its bytes are forwarded both ways until either side closes, as a
+// layer-4 load balancer does. URI carries loadBalanced=true;
+// Connections counts the connections handed to each service. Close stops
+// the front, its forwarding goroutines and the services.
+//
 // # Commands
 //
 // Built in: hello, isMaster, ismaster, ping, buildInfo (and buildinfo),

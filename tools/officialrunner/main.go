@@ -56,6 +56,12 @@ func start(topo string, n int) (string, func(), error) {
 			return "", nil, err
 		}
 		return rs.URI(), rs.Close, nil
+	case "sharded":
+		sc, err := mongotest.StartShardedCluster(n, mongotest.ShardedClusterOptions{})
+		if err != nil {
+			return "", nil, err
+		}
+		return sc.URI(), sc.Close, nil
 	case "single":
 		s, err := mongotest.Start(mongotest.Options{})
 		if err != nil {
