@@ -192,10 +192,23 @@
 // partial, hidden, TTL listed), dropIndexes (by name, names, key pattern
 // or "*"; also deleteIndexes), create (capped with size and max, which
 // evict the oldest documents on insert; views;
-// validator, validationLevel and validationAction are stored and listed),
-// drop, dropDatabase, renameCollection (admin only; dropTarget) and
-// collMod (index hidden and expireAfterSeconds, validator and its
-// settings).
+// validator, validationLevel and validationAction are stored and listed;
+// clusteredIndex on {_id: 1}, listed in options and by listIndexes with
+// clustered:true in place of _id_; timeseries with timeField, metaField,
+// granularity or bucketMaxSpanSeconds and bucketRoundingSeconds, listed
+// with type "timeseries" in mongod's canonical form; expireAfterSeconds
+// with either; changeStreamPreAndPostImages, listed), drop, dropDatabase,
+// renameCollection (admin only; dropTarget) and collMod (index hidden and
+// expireAfterSeconds, validator and its settings,
+// changeStreamPreAndPostImages).
+//
+// A time-series collection keeps its measurements as plain documents:
+// inserts need a date in timeField (BadValue otherwise), _id values need
+// not be unique, and reads (find, count, distinct, aggregate) see the
+// measurements as mongod's view does. listIndexes shows the
+// {metaField: 1, timeField: 1} index mongod creates. update, delete,
+// findAndModify, createIndexes, $out and $merge on one fail with
+// NotImplemented, as does timeseries with clusteredIndex or capped.
 //
 // Test harness commands, as the drivers' test runners use them:
 // getParameter ("*", {allParameters, showDetails} or named parameters:
@@ -331,8 +344,14 @@
 //     does; the legacy "negative limit means one batch" is OP_QUERY only.
 //   - Cursors never time out: they live until exhausted, killed or the
 //     server closes (noCursorTimeout is accepted and changes nothing).
-//   - Validators are stored and listed but not enforced; TTL indexes never
-//     expire documents.
+//   - Validators are stored and listed but not enforced; TTL indexes,
+//     and expireAfterSeconds of clustered and time-series collections,
+//     never expire documents.
+//   - A time-series collection has no system.buckets collection (nor
+//     system.views) beside it, and returns measurements in insertion
+//     order rather than bucket order.
+//   - changeStreamPreAndPostImages is listed but changes nothing: there
+//     are no change streams.
 //   - A retryable-write record is kept per session for the newest
 //     txnNumber, for at most 10,000 sessions (mongod expires idle sessions
 //     after 30 minutes instead). A delete that the

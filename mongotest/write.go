@@ -87,6 +87,7 @@ func insertCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	timeField := timeseriesField(c, "timeField")
 	var (
 		n        int64
 		errs     []writeErr
@@ -98,7 +99,11 @@ func insertCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			n++
 			continue
 		}
-		stored, err := validInsert(val, doc)
+		err := checkTimeseriesInsert(timeField, doc)
+		var stored bson.Raw
+		if err == nil {
+			stored, err = validInsert(val, doc)
+		}
 		if err == nil {
 			stored, err = c.InsertWithID(stored)
 		}
@@ -417,6 +422,9 @@ func updateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := errTimeseriesUnsupported(c, "update"); err != nil {
+		return nil, err
+	}
 	val, err := writeValidation(r, c)
 	if err != nil {
 		return nil, err
@@ -560,6 +568,9 @@ func deleteCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, errViewWrite(r.DB, collName)
 	}
 	c := s.store.Collection(r.DB, collName)
+	if err := errTimeseriesUnsupported(c, "delete"); err != nil {
+		return nil, err
+	}
 	var (
 		n    int64
 		errs []writeErr

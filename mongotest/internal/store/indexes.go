@@ -27,7 +27,7 @@ func (c *Collection) CreateIndexes(specs []IndexSpec) (created int, err error) {
 			return 0, err
 		}
 		existing := make([]IndexSpec, 0, 1+len(c.indexes)+len(pending))
-		existing = append(existing, idIndexSpec)
+		existing = append(existing, c.idSpecsLocked()...)
 		for _, e := range c.indexes {
 			existing = append(existing, e.spec)
 		}
@@ -219,7 +219,7 @@ func (c *Collection) ListIndexes() []IndexSpec {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]IndexSpec, 0, 1+len(c.indexes))
-	out = append(out, idIndexSpec)
+	out = append(out, c.idSpecsLocked()...)
 	for _, ix := range c.indexes {
 		out = append(out, ix.spec)
 	}
@@ -231,7 +231,20 @@ func (c *Collection) ListIndexes() []IndexSpec {
 func (c *Collection) NumIndexes() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return 1 + len(c.indexes)
+	return len(c.idSpecsLocked()) + len(c.indexes)
+}
+
+// idSpecsLocked returns the collection's _id index: the default one, a
+// clustered collection's cluster key, or none for a time-series
+// collection.
+func (c *Collection) idSpecsLocked() []IndexSpec {
+	switch {
+	case c.opts.Timeseries:
+		return nil
+	case c.opts.ClusteredIndex != "":
+		return []IndexSpec{{Name: c.opts.ClusteredIndex, Key: idKeyPattern, Version: 2, Unique: true, Clustered: true}}
+	}
+	return []IndexSpec{idIndexSpec}
 }
 
 // ModifyIndex changes an index's hidden flag and/or TTL, as collMod's
