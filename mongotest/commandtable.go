@@ -22,6 +22,7 @@ var commands = map[string]command{
 	// Authentication (scram.go).
 	"saslStart":        {saslStartCmd, cmdNoAuth | cmdSensitive},
 	"saslContinue":     {saslContinueCmd, cmdNoAuth | cmdSensitive},
+	"authenticate":     {authenticateCmd, cmdNoAuth | cmdSensitive},
 	"logout":           {logoutCmd, cmdNoAuth},
 	"connectionStatus": {connectionStatusCmd, cmdNoAuth},
 

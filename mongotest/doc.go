@@ -278,10 +278,14 @@
 // negotiation (saslSupportedMechs), speculative authentication in hello,
 // and both the skipEmptyExchange and the older extra empty exchange. With
 // Options.Auth, every command except hello, ping, buildInfo, saslStart,
-// saslContinue, logout, connectionStatus, whatsmyuri and endSessions fails
+// saslContinue, authenticate, logout, connectionStatus, whatsmyuri and endSessions fails
 // with Unauthorized (13) until the connection has authenticated. Users
 // have no roles beyond that: an authenticated user may run everything
-// (connectionStatus reports root).
+// (connectionStatus reports root). The legacy authenticate command exists
+// (so fail points and command monitoring see it) and fails as mongod
+// without a client certificate does: MONGODB-X509 with
+// AuthenticationFailed (ProtocolError outside $external), any other
+// mechanism with MechanismUnavailable.
 //
 // # Fault injection
 //
