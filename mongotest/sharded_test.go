@@ -44,7 +44,7 @@ func TestShardedCluster(t *testing.T) {
 			if w, _ := r.Lookup("isWritablePrimary").BooleanOK(); !w {
 				t.Error("isWritablePrimary is not true")
 			}
-			for _, k := range []string{"setName", "hosts", "serviceId", "secondary"} {
+			for _, k := range []string{"setName", "hosts", "serviceId", "secondary", "readOnly"} {
 				if _, err := r.LookupErr(k); err == nil {
 					t.Errorf("a mongos's hello has %s", k)
 				}
