@@ -55,16 +55,21 @@ trap stop EXIT
 
 status=0
 for suite in "${suites[@]}"; do
-	log="$LOGS/$suite.log"
+	log="$LOGS/${suite//\//_}.log"
 	: >"$log"
 	for dir in $(suite_dirs "$suite"); do
 		# A fresh deployment per directory: no state left from the last.
+		: >"$SCRATCH/uri"
 		"$SCRATCH/launcher" -topology "$TOPOLOGY" -n "$MEMBERS" >"$SCRATCH/uri" 2>>"$log" &
 		pid=$!
 		for _ in $(seq 100); do [ -s "$SCRATCH/uri" ] && break; sleep 0.05; done
+		sleep 0.1 # the launcher prints all its lines at once; let them land
 		uri=$(head -1 "$SCRATCH/uri")
 		[ -n "$uri" ] || { echo "run.sh: the launcher printed no URI" >&2; exit 2; }
-		(cd "$driver" && GOWORK=off PROJECT_DIRECTORY="$driver" MONGODB_URI="$uri" \
+		# Further lines are NAME=URI for the runner (load balancers).
+		extra=()
+		while IFS= read -r line; do extra+=("$line"); done < <(tail -n +2 "$SCRATCH/uri")
+		(cd "$driver" && env "${extra[@]}" GOWORK=off PROJECT_DIRECTORY="$driver" MONGODB_URI="$uri" \
 			"$GO" test -count=1 -v -timeout 20m -run "^TestUnifiedSpec\$/^${dir//\//\$/^}\$" \
 			./internal/integration/unified) >>"$log" 2>&1 || status=1
 		stop
@@ -81,7 +86,7 @@ for suite in "${suites[@]}"; do
 		/^=== RUN/ { name = $3; msg[name] = ""; next }
 		/^ *--- FAIL: .*\.json\// { n = $3; sub(/.*\/tests\/(unified\/|monitoring\/|logging\/)?/, "", n); print suite ": FAIL " n ": " msg[$3]; next }
 		/^ +[a-z_]+\.go:[0-9]+: / && name != "" && msg[name] == "" { m = $0; sub(/^ +/, "", m); msg[name] = substr(m, 1, 300) }
-	' "$LOGS/$suite.log"
+	' "$LOGS/${suite//\//_}.log"
 done >"$LOGS/failures.txt"
 echo "failures: $LOGS/failures.txt"
 exit $status
