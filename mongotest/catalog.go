@@ -488,6 +488,11 @@ func renameCollectionCmd(_ context.Context, s *Server, r *Request) (bson.Raw, er
 	if err := s.checkWrite(r); err != nil {
 		return nil, err
 	}
+	for _, c := range []*store.Collection{s.store.Collection(fromDB, fromColl), s.store.Collection(toDB, toColl)} {
+		if err := errTimeseriesUnsupported(c, "renameCollection"); err != nil {
+			return nil, err
+		}
+	}
 	return nil, s.store.RenameCollection(fromDB, fromColl, toDB, toColl, dropTarget)
 }
 

@@ -194,7 +194,8 @@
 // evict the oldest documents on insert; views;
 // validator, validationLevel and validationAction are stored and listed;
 // clusteredIndex on {_id: 1}, listed in options and by listIndexes with
-// clustered:true in place of _id_; timeseries with timeField, metaField,
+// clustered:true in place of _id_, which dropIndexes refuses to drop
+// (5979800); timeseries with timeField, metaField,
 // granularity or bucketMaxSpanSeconds and bucketRoundingSeconds, listed
 // with type "timeseries" in mongod's canonical form; expireAfterSeconds
 // with either; changeStreamPreAndPostImages, listed), drop, dropDatabase,
@@ -207,8 +208,9 @@
 // not be unique, and reads (find, count, distinct, aggregate) see the
 // measurements as mongod's view does. listIndexes shows the
 // {metaField: 1, timeField: 1} index mongod creates. update, delete,
-// findAndModify, createIndexes, $out and $merge on one fail with
-// NotImplemented, as does timeseries with clusteredIndex or capped.
+// findAndModify, createIndexes, renameCollection, $out and $merge on one
+// fail with NotImplemented, as does timeseries with clusteredIndex or
+// capped.
 //
 // Test harness commands, as the drivers' test runners use them:
 // getParameter ("*", {allParameters, showDetails} or named parameters:

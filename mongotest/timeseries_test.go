@@ -16,6 +16,7 @@ func TestClusteredAndTimeseriesCollections(t *testing.T) {
 	t1 := t0 + 1
 	for _, tc := range []struct {
 		name string
+		db   string // "" means "db"
 		cmd  bson.D
 		code int32
 		msg  string
@@ -35,6 +36,8 @@ func TestClusteredAndTimeseriesCollections(t *testing.T) {
 		{name: "clustered keeps _id unique", cmd: d("insert", "cl", "documents", bson.A{d("_id", 1), d("_id", 1)}), want: map[string]string{
 			"n": "1", "writeErrors.0.code": "11000",
 		}},
+		{name: "the cluster key cannot be dropped by name", cmd: d("dropIndexes", "cl", "index", "test index"), code: 5979800, msg: "illegal to drop the clusteredIndex"},
+		{name: "nor by key", cmd: d("dropIndexes", "cl", "index", d("_id", 1)), code: 5979800, msg: "illegal to drop the clusteredIndex"},
 		{name: "clustered default name and TTL", cmd: d("create", "cl2", "clusteredIndex", d("key", d("_id", 1), "unique", true), "expireAfterSeconds", 60)},
 		{name: "which are listed", cmd: d("listCollections", 1, "filter", d("name", "cl2")), want: map[string]string{
 			"cursor.firstBatch.0.options": `{"clusteredIndex":{"v":2,"key":{"_id":1},"name":"_id_","unique":true},"expireAfterSeconds":60}`,
@@ -74,6 +77,7 @@ func TestClusteredAndTimeseriesCollections(t *testing.T) {
 		{name: "timeseries update", cmd: d("update", "ts", "updates", bson.A{d("q", bson.D{}, "u", d("$set", d("a", 1)))}), code: 238, msg: "time-series"},
 		{name: "timeseries delete", cmd: d("delete", "ts", "deletes", bson.A{d("q", bson.D{}, "limit", 0)}), code: 238, msg: "time-series"},
 		{name: "timeseries createIndexes", cmd: d("createIndexes", "ts", "indexes", bson.A{d("key", d("a", 1), "name", "a")}), code: 238, msg: "time-series"},
+		{name: "timeseries rename", db: "admin", cmd: d("renameCollection", "db.ts", "to", "db.ts9"), code: 238, msg: "time-series"},
 		{name: "timeseries bucketing", cmd: d("create", "ts2", "timeseries", d("timeField", "t", "bucketMaxSpanSeconds", 3600, "bucketRoundingSeconds", 3600))},
 		{name: "is listed without granularity", cmd: d("listCollections", 1, "filter", d("name", "ts2")), want: map[string]string{
 			"cursor.firstBatch.0.options.timeseries": `{"timeField":"t","bucketRoundingSeconds":3600,"bucketMaxSpanSeconds":3600}`,
@@ -102,7 +106,11 @@ func TestClusteredAndTimeseriesCollections(t *testing.T) {
 		{name: "pre and post images need enabled", cmd: d("create", "x", "changeStreamPreAndPostImages", bson.D{}), code: 40414, msg: "enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := c.run("db", tc.cmd)
+			db := tc.db
+			if db == "" {
+				db = "db"
+			}
+			r, err := c.run(db, tc.cmd)
 			if tc.code != 0 {
 				wantCode(t, err, tc.code, tc.msg)
 				return

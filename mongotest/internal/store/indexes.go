@@ -158,6 +158,8 @@ func (c *Collection) DropIndexes(names ...string) error {
 			for _, ix := range c.indexes {
 				drop[ix.spec.Name] = true
 			}
+		case c.opts.ClusteredIndex != "" && n == c.opts.ClusteredIndex:
+			return errDropClustered
 		case n == IDIndexName:
 			return mongoerr.New(mongoerr.InvalidOptions, "cannot drop _id index")
 		case c.findIndexLocked(n) < 0:
@@ -180,6 +182,9 @@ func (c *Collection) DropIndexByKey(key bson.Raw) error {
 		return errDropped(c.nsLocked())
 	}
 	if identity == docKey(idKeyPattern) {
+		if c.opts.ClusteredIndex != "" {
+			return errDropClustered
+		}
 		return mongoerr.New(mongoerr.InvalidOptions, "cannot drop _id index")
 	}
 	for _, ix := range c.indexes {
@@ -233,6 +238,10 @@ func (c *Collection) NumIndexes() int {
 	defer c.mu.RUnlock()
 	return len(c.idSpecsLocked()) + len(c.indexes)
 }
+
+// errDropClustered is mongod's refusal to drop a clustered collection's
+// cluster key, by name or by key pattern.
+var errDropClustered = mongoerr.New(5979800, "It is illegal to drop the clusteredIndex")
 
 // idSpecsLocked returns the collection's _id index: the default one, a
 // clustered collection's cluster key, or none for a time-series
