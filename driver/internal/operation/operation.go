@@ -68,6 +68,12 @@ type Op struct {
 	Binding *Binding
 	// NoSession sends no lsid even where sessions are supported.
 	NoSession bool
+	// MinWireVersion, when set, refuses to send the command to a server
+	// whose maxWireVersion is lower, with a *WireVersionError naming
+	// Feature: for options an older server would misread rather than
+	// refuse (createIndexes' commitQuorum before 4.4).
+	MinWireVersion int32
+	Feature        string
 	// Batch, when set, holds a write's statements: each attempt sends as
 	// many of them, from the start, as fit in one message under the
 	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
@@ -86,6 +92,17 @@ type Batch struct {
 	Slack int
 	// Sent is the number of statements the last attempt sent.
 	Sent int
+}
+
+// WireVersionError is the cause of an operation refused before sending
+// because the server is too old for one of its options.
+type WireVersionError struct {
+	Feature    string
+	Need, Have int32
+}
+
+func (e *WireVersionError) Error() string {
+	return fmt.Sprintf("%s needs a server with wire version %d or later; the server's is %d", e.Feature, e.Need, e.Have)
 }
 
 // ErrTooLarge is the cause of a write whose statement is over the
@@ -241,6 +258,10 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	fin.Attempts++
 	c := pc.Conn()
 	hello := c.Hello()
+	if op.MinWireVersion > 0 && hello.MaxWireVersion < op.MinWireVersion {
+		return Result{Address: addr}, &Error{Op: op.Name, Address: addr,
+			Err: &WireVersionError{Feature: op.Feature, Need: op.MinWireVersion, Have: hello.MaxWireVersion}}
+	}
 	td := x.Topology.Description()
 
 	// The session: the binding's, or an implicit one taken now that the
