@@ -324,6 +324,40 @@ func TestListCollectionsOnPrimary(t *testing.T) {
 	}
 }
 
+// TestListCollectionsDirectSecondary: directly connected to a
+// secondary, the enumerations run there (the specifications' exception).
+func TestListCollectionsDirectSecondary(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 2, mongotest.ReplicaSetOptions{ElectionDelay: -1})
+	pc := dial(t, rs.URI(), nil)
+	ctx := testCtx(t)
+	if _, err := pc.Database("p").Collection("c").InsertOne(ctx, adoc("x", 1)); err != nil {
+		t.Fatal(err)
+	}
+	var secondary *mongotest.Server
+	for _, m := range rs.Members() {
+		if m != rs.Primary() {
+			secondary = m
+		}
+	}
+	c, rec := admClient(t, "mongodb://"+secondary.Addr()+"/?directConnection=true")
+	names, err := c.Database("p").ListCollectionNames(ctx, bson.D{})
+	if err != nil || len(names) != 1 || names[0] != "c" {
+		t.Fatalf("ListCollectionNames on a secondary: %v, %v", names, err)
+	}
+	if _, err := c.ListDatabaseNames(ctx, bson.D{}); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := c.Database("p").Collection("c").Indexes().ListNames(ctx)
+	if err != nil || len(ix) != 1 {
+		t.Fatalf("ListNames on a secondary: %v, %v", ix, err)
+	}
+	for _, name := range []string{"listCollections", "listDatabases", "listIndexes"} {
+		if cmds := admSent(rec, name); len(cmds) != 1 || cmds[0].ServerPort == 0 {
+			t.Fatalf("%s: %d commands", name, len(cmds))
+		}
+	}
+}
+
 func TestCreateCollectionCommand(t *testing.T) {
 	srv := mongotest.NewServer(t, mongotest.Options{})
 	c, rec := admClient(t, srv.URI())

@@ -428,3 +428,21 @@ func (iv IndexView) ListSpecifications(ctx context.Context, opts ...*ListIndexes
 	}
 	return specs, cur.Err()
 }
+
+// ListNames returns the names of the collection's indexes.
+func (iv IndexView) ListNames(ctx context.Context, opts ...*ListIndexesOptions) ([]string, error) {
+	cur, err := iv.List(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close(ctx)
+	names := []string{}
+	for cur.Next(ctx) {
+		name, ok := cur.Current.Lookup("name").StringValueOK()
+		if !ok {
+			return nil, malformed("listIndexes", "", `an index has no "name" string`)
+		}
+		names = append(names, name)
+	}
+	return names, cur.Err()
+}

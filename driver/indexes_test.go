@@ -120,6 +120,11 @@ func TestIndexView(t *testing.T) {
 		}
 	}
 
+	inames, err := iv.ListNames(ctx)
+	if want := []string{"_id_", "name_1_dob_-1", "age", "email_1", "created_1", "score_1"}; err != nil || !equalStrings(inames, want) {
+		t.Fatalf("ListNames: %v, %v; want %v", inames, err, want)
+	}
+
 	// List in batches, the comment on every getMore (the
 	// specification's rule for listIndexes).
 	rec.Reset()
@@ -315,4 +320,22 @@ func TestSearchIndexes(t *testing.T) {
 	if err := sv.DropOne(ctx, "gone"); err != nil {
 		t.Fatalf("DropOne answered NamespaceNotFound: %v", err)
 	}
+}
+
+// TestIndexesUnacknowledged: with w: 0 the commands go out without a
+// reply to wait for; CreateOne still returns the index's name.
+func TestIndexesUnacknowledged(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := admClient(t, srv.URI())
+	ctx := testCtx(t)
+	coll := c.Database("ix").Collection("w0", &driver.CollectionOptions{WriteConcern: driver.Unacknowledged()})
+	name, err := coll.Indexes().CreateOne(ctx, driver.IndexModel{Keys: adoc("a", 1)})
+	if err != nil || name != "a_1" {
+		t.Fatalf("CreateOne with w:0: %q, %v", name, err)
+	}
+	admWantFields(t, admLast(t, rec, "createIndexes"), adoc("writeConcern", adoc("w", 0)), "lsid")
+	if err := coll.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admWantFields(t, admLast(t, rec, "drop"), adoc("writeConcern", adoc("w", 0)))
 }
