@@ -111,8 +111,18 @@ func (v SearchIndexView) create(ctx context.Context, models []SearchIndexModel, 
 	if err != nil {
 		return nil, err
 	}
+	names, err := createdSearchIndexes(res.Body)
+	if err != nil {
+		return nil, malformed("createSearchIndexes", res.Address, err.Error())
+	}
+	return names, nil
+}
+
+// createdSearchIndexes reads the names of a createSearchIndexes reply,
+// {indexesCreated: [{id, name}, ...]}.
+func createdSearchIndexes(body bson.Raw) ([]string, error) {
 	names := []string{}
-	err = eachOf(res.Body, "indexesCreated", func(d bson.Raw) error {
+	err := eachOf(body, "indexesCreated", func(d bson.Raw) error {
 		n, ok := d.Lookup("name").StringValueOK()
 		if !ok {
 			return fmt.Errorf(`a created index has no "name" string`)
@@ -120,10 +130,7 @@ func (v SearchIndexView) create(ctx context.Context, models []SearchIndexModel, 
 		names = append(names, n)
 		return nil
 	})
-	if err != nil {
-		return nil, malformed("createSearchIndexes", res.Address, err.Error())
-	}
-	return names, nil
+	return names, err
 }
 
 // UpdateOne replaces the definition of the search index called name.
