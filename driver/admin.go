@@ -459,9 +459,9 @@ func (ts *TimeSeriesOptions) encode() (bson.Raw, error) {
 	return b, nil
 }
 
-// CreateCollection creates the collection called name, with options. An
-// existing collection with the same options is not an error (servers
-// 7.0+; older ones answer NamespaceExists).
+// CreateCollection creates the collection called name, with options.
+// When it exists already, the server's answer is returned as it is
+// (NamespaceExists, 48, unless the server accepts identical options).
 func (db *Database) CreateCollection(ctx context.Context, name string, opts ...*CreateCollectionOptions) error {
 	if err := readyDB(db); err != nil {
 		return err

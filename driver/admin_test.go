@@ -412,8 +412,9 @@ func TestCreateCollectionCommand(t *testing.T) {
 	}
 	admNames(t, names, []string{"capped", "engine", "plain", "validated", "view"}, true)
 
-	// The write concern is sent; an existing collection is the server's
-	// business.
+	// An existing collection is the server's business.
+	admWantCode(t, db.CreateCollection(ctx, "plain"), 48) // NamespaceExists
+	// The write concern is sent.
 	wdb := c.Database("create", &driver.DatabaseOptions{WriteConcern: driver.Majority()})
 	if err := wdb.CreateCollection(ctx, "wc"); err != nil {
 		t.Fatal(err)
