@@ -574,8 +574,6 @@ func convert(err error, addr string, connID int64) error {
 		return &SelectionError{Selector: e.Selector, Topology: e.Topology, TimedOut: e.TimedOut, Waited: e.Waited, Err: convert(e.Err, addr, connID)}
 	case *selection.Error:
 		return &ArgumentError{Argument: "ReadPreference", Reason: e.Field + ": " + e.Reason}
-	case *operation.WireVersionError:
-		return &ArgumentError{Argument: e.Feature, Reason: fmt.Sprintf("the server's wire version is %d; this option needs %d or later", e.Have, e.Need)}
 	}
 	return err
 }

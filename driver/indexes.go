@@ -326,7 +326,15 @@ func (iv IndexView) create(ctx context.Context, models []IndexModel, arg string,
 		return nil, err
 	}
 	if cq.Type != 0 {
-		op.MinWireVersion, op.Feature = 9, "CreateIndexesOptions.CommitQuorum"
+		// Servers 4.2.0-4.2.5 take commitQuorum without a word and misuse
+		// it: the specification has drivers refuse it before 4.4.
+		op.Check = func(l operation.ServerLimits) error {
+			if l.MaxWireVersion < 9 {
+				return &ArgumentError{Argument: "CreateIndexesOptions.CommitQuorum",
+					Reason: fmt.Sprintf("commitQuorum needs MongoDB 4.4 or later (wire version 9); the server's wire version is %d", l.MaxWireVersion)}
+			}
+			return nil
+		}
 	}
 	if _, err := coll.run(ctx, op); err != nil {
 		return nil, err

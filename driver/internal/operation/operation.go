@@ -68,17 +68,26 @@ type Op struct {
 	Binding *Binding
 	// NoSession sends no lsid even where sessions are supported.
 	NoSession bool
-	// MinWireVersion, when set, refuses to send the command to a server
-	// whose maxWireVersion is lower, with a *WireVersionError naming
-	// Feature: for options an older server would misread rather than
-	// refuse (createIndexes' commitQuorum before 4.4).
-	MinWireVersion int32
-	Feature        string
 	// Batch, when set, holds a write's statements: each attempt sends as
 	// many of them, from the start, as fit in one message under the
 	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
 	// maxMessageSizeBytes), and records how many in Batch.Sent.
 	Batch *Batch
+	// Check, when set, is called with the selected server's limits
+	// before anything is sent: an error it returns fails the operation,
+	// with nothing sent (an option the server's version cannot take, e.g.
+	// a hint on an unacknowledged write before 4.4, or a command over its
+	// size limit).
+	Check func(ServerLimits) error
+}
+
+// ServerLimits are what the server a command goes to said in its hello
+// about what it accepts.
+type ServerLimits struct {
+	MaxWireVersion      int32
+	MaxBSONObjectSize   int32 // 0 when the server did not say
+	MaxMessageSizeBytes int32
+	MaxWriteBatchSize   int32
 }
 
 // Batch is the run of statements (insert documents, update or delete
@@ -94,17 +103,6 @@ type Batch struct {
 	Sent int
 }
 
-// WireVersionError is the cause of an operation refused before sending
-// because the server is too old for one of its options.
-type WireVersionError struct {
-	Feature    string
-	Need, Have int32
-}
-
-func (e *WireVersionError) Error() string {
-	return fmt.Sprintf("%s needs a server with wire version %d or later; the server's is %d", e.Feature, e.Need, e.Have)
-}
-
 // ErrTooLarge is the cause of a write whose statement is over the
 // server's size limits; it is found before anything is sent.
 var ErrTooLarge = wire.ErrTooLarge
@@ -118,6 +116,8 @@ type Binding struct {
 	pinned  *pool.Pooled[*conn.Conn]
 	pool    *pool.Pool[*conn.Conn]
 	timeout *time.Duration // the session timeout when the session was taken
+	// wire is the maxWireVersion of the connection that opened the cursor.
+	wire int32
 }
 
 // Pinned tells whether the binding holds a connection.
@@ -258,9 +258,11 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	fin.Attempts++
 	c := pc.Conn()
 	hello := c.Hello()
-	if op.MinWireVersion > 0 && hello.MaxWireVersion < op.MinWireVersion {
-		return Result{Address: addr}, &Error{Op: op.Name, Address: addr,
-			Err: &WireVersionError{Feature: op.Feature, Need: op.MinWireVersion, Have: hello.MaxWireVersion}}
+	if op.Check != nil {
+		if err := op.Check(ServerLimits{MaxWireVersion: hello.MaxWireVersion, MaxBSONObjectSize: hello.MaxBSONObjectSize,
+			MaxMessageSizeBytes: hello.MaxMessageSizeBytes, MaxWriteBatchSize: hello.MaxWriteBatchSize}); err != nil {
+			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
+		}
 	}
 	td := x.Topology.Description()
 
@@ -350,7 +352,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	res := Result{Body: body, Address: addr}
 	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
-		nb := &Binding{Address: addr, Session: sess, timeout: stimeout}
+		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion}
 		if hello.ServiceID != nil {
 			// Load-balanced mode: the cursor lives on this connection.
 			nb.pinned, nb.pool, keep = pc, p, true
