@@ -84,29 +84,11 @@ func maxTimeMS(arg string, d *time.Duration) (*int64, error) {
 	return &ms, nil
 }
 
-// readyDB checks that db and its client can run an operation.
-func readyDB(db *Database) error {
-	if db.err != nil {
-		return db.err
-	}
-	return db.client.live()
-}
-
 // dbWriteOp returns an Op for a command that changes db's catalog, under
 // its write concern.
 func dbWriteOp(db *Database, name, coll string, cmd bson.Raw) *operation.Op {
 	return &operation.Op{Name: name, DB: db.name, Collection: coll, Command: cmd,
 		Selector: selection.Write(), WriteConcern: db.c.wc, Unacknowledged: !db.c.wcAck}
-}
-
-// dbCursor makes the Cursor of a database command's result.
-func dbCursor(db *Database, res operation.Result, co operation.CursorOptions) (*Cursor, error) {
-	c := db.client
-	oc, err := operation.NewCursor(c.exec, db.name, res, co)
-	if err != nil {
-		return nil, &OperationError{Op: "cursor", Address: res.Address, Err: err}
-	}
-	return newCursor(c, oc, false), nil
 }
 
 // malformed is the error of a reply that lacks what the operation reads.
@@ -231,7 +213,7 @@ type ListCollectionsOptions struct {
 
 // listCollections runs listCollections and returns its cursor.
 func listCollections(ctx context.Context, db *Database, filter any, o ListCollectionsOptions) (*Cursor, error) {
-	if err := readyDB(db); err != nil {
+	if err := db.ready(); err != nil {
 		return nil, err
 	}
 	f, err := marshalDoc("filter", filter)
@@ -260,7 +242,7 @@ func listCollections(ctx context.Context, db *Database, filter any, o ListCollec
 	if err != nil {
 		return nil, err
 	}
-	return dbCursor(db, res, co)
+	return db.cursor(res, co)
 }
 
 // batchSizeDoc returns {batchSize: n}.
@@ -463,7 +445,7 @@ func (ts *TimeSeriesOptions) encode() (bson.Raw, error) {
 // When it exists already, the server's answer is returned as it is
 // (NamespaceExists, 48, unless the server accepts identical options).
 func (db *Database) CreateCollection(ctx context.Context, name string, opts ...*CreateCollectionOptions) error {
-	if err := readyDB(db); err != nil {
+	if err := db.ready(); err != nil {
 		return err
 	}
 	if err := checkCollectionName(name); err != nil {
@@ -516,28 +498,23 @@ func (db *Database) CreateCollection(ctx context.Context, name string, opts ...*
 	cmd := operation.NewCollectionCommand("create", name, 64).Bool("capped", o.Capped).Int64("size", o.SizeInBytes).
 		Int64("max", o.MaxDocuments)
 	if o.ViewOn != nil {
-		cmd.Value("viewOn", bson.RawValue{Type: bson.TypeString, Value: stringValue(*o.ViewOn)})
+		cmd.Value("viewOn", operation.StringValue(*o.ViewOn))
 	}
 	if pipeline != nil {
 		cmd.Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: pipeline})
 	}
 	cmd.Value("validator", docs[0])
 	if o.ValidationLevel != nil {
-		cmd.Value("validationLevel", bson.RawValue{Type: bson.TypeString, Value: stringValue(*o.ValidationLevel)})
+		cmd.Value("validationLevel", operation.StringValue(*o.ValidationLevel))
 	}
 	if o.ValidationAction != nil {
-		cmd.Value("validationAction", bson.RawValue{Type: bson.TypeString, Value: stringValue(*o.ValidationAction)})
+		cmd.Value("validationAction", operation.StringValue(*o.ValidationAction))
 	}
 	cmd.Value("collation", docs[1]).Value("clusteredIndex", docs[2]).Doc("timeseries", ts).
 		Int64("expireAfterSeconds", o.ExpireAfterSeconds).Value("changeStreamPreAndPostImages", docs[3]).
 		Value("storageEngine", docs[4]).Value("indexOptionDefaults", docs[5]).Value("comment", comment)
 	_, err = db.client.execute(ctx, dbWriteOp(db, "create", name, cmd.Build()))
 	return err
-}
-
-// stringValue is the BSON encoding of a string value.
-func stringValue(s string) []byte {
-	return bson.AppendStringElement(nil, "", s)[2:]
 }
 
 // CreateViewOptions are the options of CreateView.
@@ -551,7 +528,7 @@ type CreateViewOptions struct {
 // viewOn through pipeline, an aggregation pipeline (nil or empty shows
 // viewOn as it is).
 func (db *Database) CreateView(ctx context.Context, viewName, viewOn string, pipeline any, opts ...*CreateViewOptions) error {
-	if err := readyDB(db); err != nil {
+	if err := db.ready(); err != nil {
 		return err
 	}
 	if err := checkCollectionName(viewName); err != nil {
@@ -579,7 +556,7 @@ func (db *Database) CreateView(ctx context.Context, viewName, viewOn string, pip
 		return err
 	}
 	cmd := operation.NewCollectionCommand("create", viewName, len(p)+len(viewOn)+32).
-		Value("viewOn", bson.RawValue{Type: bson.TypeString, Value: stringValue(viewOn)}).
+		Value("viewOn", operation.StringValue(viewOn)).
 		Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: p}).
 		Value("collation", collation).Value("comment", comment).Build()
 	_, err = db.client.execute(ctx, dbWriteOp(db, "create", viewName, cmd))
@@ -589,7 +566,7 @@ func (db *Database) CreateView(ctx context.Context, viewName, viewOn string, pip
 // Drop drops the database, with all its collections and views. Dropping
 // a database that does not exist is not an error.
 func (db *Database) Drop(ctx context.Context) error {
-	if err := readyDB(db); err != nil {
+	if err := db.ready(); err != nil {
 		return err
 	}
 	one := bson.RawValue{Type: bson.TypeInt32, Value: []byte{1, 0, 0, 0}}
@@ -648,9 +625,9 @@ func (coll *Collection) Rename(ctx context.Context, newName string, opts ...*Ren
 	if err != nil {
 		return err
 	}
-	from := bson.RawValue{Type: bson.TypeString, Value: stringValue(coll.Namespace())}
+	from := operation.StringValue(coll.Namespace())
 	cmd := operation.NewCommand("renameCollection", from, 64).
-		Value("to", bson.RawValue{Type: bson.TypeString, Value: stringValue(coll.db.name + "." + newName)}).
+		Value("to", operation.StringValue(coll.db.name+"."+newName)).
 		Bool("dropTarget", o.DropTarget).Value("comment", comment).Build()
 	op, err := coll.writeOp("renameCollection", cmd, nil)
 	if err != nil {

@@ -603,6 +603,10 @@ func TestAdminBadInput(t *testing.T) {
 		{"search CreateOne nil definition", func() error { _, err := coll.SearchIndexes().CreateOne(ctx, driver.SearchIndexModel{}); return err }, "model.Definition"},
 		{"search UpdateOne empty name", func() error { return coll.SearchIndexes().UpdateOne(ctx, "", bson.D{}) }, "name"},
 		{"search UpdateOne nil definition", func() error { return coll.SearchIndexes().UpdateOne(ctx, "x", nil) }, "definition"},
+		{"search List negative batch", func() error {
+			_, err := coll.SearchIndexes().List(ctx, nil, &driver.AggregateOptions{BatchSize: driver.Ptr[int32](-1)})
+			return err
+		}, "AggregateOptions.BatchSize"},
 		{"search DropOne empty name", func() error { return coll.SearchIndexes().DropOne(ctx, "") }, "name"},
 	}
 	for _, tc := range tests {

@@ -239,15 +239,15 @@ func indexSpec(arg string, m IndexModel) (bson.Raw, string, error) {
 		}
 	}
 	c := operation.NewCommand("key", bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: keys}, len(name)+64).
-		Value("name", bson.RawValue{Type: bson.TypeString, Value: stringValue(name)}).
+		Value("name", operation.StringValue(name)).
 		Bool("unique", o.Unique).Bool("sparse", o.Sparse).Int32("expireAfterSeconds", o.ExpireAfterSeconds).
 		Value("partialFilterExpression", docs[0]).Value("collation", docs[1]).Bool("hidden", o.Hidden).
 		Value("wildcardProjection", docs[2]).Value("weights", docs[3])
 	if o.DefaultLanguage != nil {
-		c.Value("default_language", bson.RawValue{Type: bson.TypeString, Value: stringValue(*o.DefaultLanguage)})
+		c.Value("default_language", operation.StringValue(*o.DefaultLanguage))
 	}
 	if o.LanguageOverride != nil {
-		c.Value("language_override", bson.RawValue{Type: bson.TypeString, Value: stringValue(*o.LanguageOverride)})
+		c.Value("language_override", operation.StringValue(*o.LanguageOverride))
 	}
 	c.Int32("textIndexVersion", o.TextIndexVersion).Int32("2dsphereIndexVersion", o.SphereVersion).Int32("bits", o.Bits)
 	if o.Min != nil {
@@ -351,7 +351,7 @@ func (iv IndexView) DropOne(ctx context.Context, name string, opts ...*DropIndex
 	case "*":
 		return &ArgumentError{Argument: "name", Reason: `"*" would drop every index; use DropAll`}
 	}
-	return iv.drop(ctx, bson.RawValue{Type: bson.TypeString, Value: stringValue(name)}, opts)
+	return iv.drop(ctx, operation.StringValue(name), opts)
 }
 
 // DropWithKey drops the index whose key pattern is keys.
@@ -365,7 +365,7 @@ func (iv IndexView) DropWithKey(ctx context.Context, keys any, opts ...*DropInde
 
 // DropAll drops every index of the collection but the _id index.
 func (iv IndexView) DropAll(ctx context.Context, opts ...*DropIndexesOptions) error {
-	return iv.drop(ctx, bson.RawValue{Type: bson.TypeString, Value: stringValue("*")}, opts)
+	return iv.drop(ctx, operation.StringValue("*"), opts)
 }
 
 func (iv IndexView) drop(ctx context.Context, index bson.RawValue, opts []*DropIndexesOptions) error {

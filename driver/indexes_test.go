@@ -300,12 +300,12 @@ func TestSearchIndexes(t *testing.T) {
 		{"UpdateOne", func() error { return sv.UpdateOne(ctx, "test index", bson.D{}) }, "updateSearchIndex",
 			adoc("updateSearchIndex", "c", "name", "test index", "definition", bson.D{})},
 		{"DropOne", func() error { return sv.DropOne(ctx, "test index") }, "dropSearchIndex", adoc("dropSearchIndex", "c", "name", "test index")},
-		{"List", func() error { _, err := sv.List(ctx); return err }, "aggregate", adoc("aggregate", "c", "pipeline", bson.A{adoc("$listSearchIndexes", bson.D{})})},
+		{"List", func() error { _, err := sv.List(ctx, nil); return err }, "aggregate", adoc("aggregate", "c", "pipeline", bson.A{adoc("$listSearchIndexes", bson.D{})})},
 		{"List by name", func() error {
-			_, err := sv.List(ctx, &driver.ListSearchIndexesOptions{Name: driver.Ptr("n"), BatchSize: driver.Ptr[int32](3)})
+			_, err := sv.List(ctx, &driver.ListSearchIndexesOptions{Name: driver.Ptr("n")}, &driver.AggregateOptions{BatchSize: driver.Ptr[int32](3), Comment: "c"})
 			return err
 		},
-			"aggregate", adoc("pipeline", bson.A{adoc("$listSearchIndexes", adoc("name", "n"))}, "cursor", adoc("batchSize", 3))},
+			"aggregate", adoc("pipeline", bson.A{adoc("$listSearchIndexes", adoc("name", "n"))}, "cursor", adoc("batchSize", 3), "comment", "c")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

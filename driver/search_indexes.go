@@ -3,7 +3,6 @@ package driver
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/operation"
@@ -44,13 +43,10 @@ type SearchIndexOptions struct {
 	Type *string
 }
 
-// ListSearchIndexesOptions are the options of SearchIndexView.List: the
-// index to list (all when Name is nil) and the aggregate's options.
+// ListSearchIndexesOptions pick the search indexes List returns: the
+// one called Name, or all when Name is nil.
 type ListSearchIndexesOptions struct {
-	Name      *string
-	BatchSize *int32
-	MaxTime   *time.Duration
-	Comment   any
+	Name *string
 }
 
 // searchOp returns an Op for a search index command: the primary, no
@@ -98,10 +94,10 @@ func (v SearchIndexView) create(ctx context.Context, models []SearchIndexModel, 
 		c := operation.NewCommand("definition", def, 32)
 		if o := m.Options; o != nil {
 			if o.Name != nil {
-				c.Value("name", bson.RawValue{Type: bson.TypeString, Value: stringValue(*o.Name)})
+				c.Value("name", operation.StringValue(*o.Name))
 			}
 			if o.Type != nil {
-				c.Value("type", bson.RawValue{Type: bson.TypeString, Value: stringValue(*o.Type)})
+				c.Value("type", operation.StringValue(*o.Type))
 			}
 		}
 		specs[i] = c.Build()
@@ -147,7 +143,7 @@ func (v SearchIndexView) UpdateOne(ctx context.Context, name string, definition 
 		return err
 	}
 	cmd := operation.NewCollectionCommand("updateSearchIndex", coll.name, len(def)+len(name)+16).
-		Value("name", bson.RawValue{Type: bson.TypeString, Value: stringValue(name)}).Doc("definition", def).Build()
+		Value("name", operation.StringValue(name)).Doc("definition", def).Build()
 	_, err = coll.run(ctx, v.searchOp("updateSearchIndex", cmd))
 	return err
 }
@@ -163,7 +159,7 @@ func (v SearchIndexView) DropOne(ctx context.Context, name string) error {
 		return &ArgumentError{Argument: "name", Reason: "the index name is empty"}
 	}
 	cmd := operation.NewCollectionCommand("dropSearchIndex", coll.name, len(name)+16).
-		Value("name", bson.RawValue{Type: bson.TypeString, Value: stringValue(name)}).Build()
+		Value("name", operation.StringValue(name)).Build()
 	if _, err := coll.run(ctx, v.searchOp("dropSearchIndex", cmd)); err != nil && !isNamespaceNotFound(err) {
 		return err
 	}
@@ -171,44 +167,32 @@ func (v SearchIndexView) DropOne(ctx context.Context, name string) error {
 }
 
 // List returns a cursor over the collection's search indexes (the one
-// called opts.Name when set), from an aggregate with $listSearchIndexes
-// under the collection's read preference.
-func (v SearchIndexView) List(ctx context.Context, opts ...*ListSearchIndexesOptions) (*Cursor, error) {
+// called searchOpts.Name when set), from an aggregate whose pipeline is a
+// $listSearchIndexes stage; opts are the aggregate's options, as the
+// specification requires. It runs under the collection's read preference,
+// without its read concern.
+func (v SearchIndexView) List(ctx context.Context, searchOpts *ListSearchIndexesOptions, opts ...*AggregateOptions) (*Cursor, error) {
 	coll := v.coll
 	if err := coll.ready(); err != nil {
 		return nil, err
 	}
-	o := mergeOpts(opts)
-	if o.BatchSize != nil && *o.BatchSize < 0 {
-		return nil, &ArgumentError{Argument: "ListSearchIndexesOptions.BatchSize", Reason: fmt.Sprintf("the batch size must not be negative, got %d", *o.BatchSize)}
-	}
-	mt, err := maxTimeMS("ListSearchIndexesOptions.MaxTime", o.MaxTime)
-	if err != nil {
-		return nil, err
-	}
-	comment, err := marshalValue("ListSearchIndexesOptions.Comment", o.Comment)
-	if err != nil {
-		return nil, err
-	}
 	st, stage := bson.AppendDocumentStart(nil)
 	ss, stage := bson.AppendDocumentElementStart(stage, "$listSearchIndexes")
-	if o.Name != nil {
-		stage = bson.AppendStringElement(stage, "name", *o.Name)
+	if searchOpts != nil && searchOpts.Name != nil {
+		stage = bson.AppendStringElement(stage, "name", *searchOpts.Name)
 	}
 	stage, _ = bson.AppendDocumentEnd(stage, ss)
 	stage, _ = bson.AppendDocumentEnd(stage, st)
-	cursorDoc := bson.Raw{5, 0, 0, 0, 0}
-	co := operation.CursorOptions{Comment: comment}
-	if o.BatchSize != nil {
-		cursorDoc, co.BatchSize = batchSizeDoc(*o.BatchSize), *o.BatchSize
+	o := mergeAggregate(opts)
+	cmd, shape, err := aggregateCommand(operation.StringValue(coll.name), []bson.Raw{stage}, &o)
+	if err != nil {
+		return nil, err
 	}
-	cmd := operation.NewCollectionCommand("aggregate", coll.name, len(stage)+32).Array("pipeline", []bson.Raw{stage}).
-		Doc("cursor", cursorDoc).Int64("maxTimeMS", mt).Value("comment", comment).Build()
 	op := &operation.Op{Name: "aggregate", DB: coll.db.name, Collection: coll.name, Command: cmd,
 		Selector: selection.Read(coll.c.readPref), Cursor: true}
 	res, err := coll.run(ctx, op)
 	if err != nil {
 		return nil, err
 	}
-	return coll.cursor(res, co)
+	return coll.cursor(res, aggregateCursorOptions(&o, shape))
 }
