@@ -348,8 +348,7 @@ var interopInsertFlows = []interopFlow{
 		return fmt.Sprintf("write errors: %s; inserted %d; stored %v", interopWriteErrorsText(bwe.WriteErrors), bwe.PartialResult.InsertedCount, got)
 	}},
 	{name: "unique index duplicate", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		_, err := env.client.RunCommand(ctx, env.db.Name(), bson.D{{Key: "createIndexes", Value: env.coll.Name()},
-			{Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "tag", Value: 1}}}, {Key: "name", Value: "tag_1"}, {Key: "unique", Value: true}}}}})
+		_, err := env.coll.Indexes().CreateOne(ctx, driver.IndexModel{Keys: bson.D{{Key: "tag", Value: 1}}, Options: &driver.IndexOptions{Unique: driver.Ptr(true)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -237,8 +237,7 @@ var interopWriteFlows = []interopFlow{
 	}},
 	{name: "update breaking a unique index", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 		interopSeed(t, ctx, env.coll, 4)
-		_, err := env.client.RunCommand(ctx, env.db.Name(), bson.D{{Key: "createIndexes", Value: env.coll.Name()},
-			{Key: "indexes", Value: bson.A{bson.D{{Key: "key", Value: bson.D{{Key: "qty", Value: 1}}}, {Key: "name", Value: "qty_1"}, {Key: "unique", Value: true}}}}})
+		_, err := env.coll.Indexes().CreateOne(ctx, driver.IndexModel{Keys: bson.D{{Key: "qty", Value: 1}}, Options: &driver.IndexOptions{Unique: driver.Ptr(true)}})
 		if err != nil {
 			t.Fatal(err)
 		}
