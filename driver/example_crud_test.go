@@ -384,7 +384,8 @@ func ExampleCollection_FindOne_timeout() {
 }
 
 // Read concern, write concern and read preference are set on the client
-// (in code or the URI), and overridden per database and per collection.
+// (in code or the URI), and overridden per database, per collection and
+// per operation.
 func ExampleCollectionOptions() {
 	s := startServer(mongotest.Options{})
 	defer s.Close()
@@ -420,6 +421,11 @@ func ExampleCollectionOptions() {
 	if err := orders.FindOne(ctx, bson.D{}).Err(); err != nil {
 		panic(err)
 	}
+	// And for one operation.
+	_, err = orders.InsertOne(ctx, Order{ID: 2, Item: "jam"}, &driver.InsertOneOptions{WriteConcern: driver.Majority()})
+	if err != nil {
+		panic(err)
+	}
 	// What the server received.
 	field := func(doc bson.Raw, key string) string {
 		if v, err := doc.LookupErr(key); err == nil {
@@ -436,4 +442,5 @@ func ExampleCollectionOptions() {
 	// insert "orders" writeConcern {"w":1,"j":true} readConcern -
 	// insert "audit" writeConcern {"w":"majority"} readConcern -
 	// find "orders" writeConcern - readConcern {"level":"majority"}
+	// insert "orders" writeConcern {"w":"majority"} readConcern -
 }

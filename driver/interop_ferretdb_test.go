@@ -654,13 +654,18 @@ var interopFindFlows = []interopFlow{
 		if _, err := db.Collection("items").InsertOne(ctx, item{ID: 2, Qty: 8}); err != nil {
 			t.Fatal(err)
 		}
-		got := interopIDs(interopFindAll(t, ctx, coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}}))
-		if fmt.Sprint(got) != "[1 2]" {
+		// And per operation.
+		if _, err := coll.InsertOne(ctx, item{ID: 3, Qty: 7}, &driver.InsertOneOptions{WriteConcern: driver.Majority()}); err != nil {
+			t.Fatal(err)
+		}
+		got := interopIDs(interopFindAll(t, ctx, coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}},
+			ReadConcern: &driver.ReadConcern{Level: driver.ReadConcernMajority}, ReadPreference: &driver.ReadPreference{Mode: driver.SecondaryPreferred}}))
+		if fmt.Sprint(got) != "[1 2 3]" {
 			t.Fatalf("read back %v", got)
 		}
 		// A bad setting is an ArgumentError from the first operation.
 		bad := db.Collection("items", &driver.CollectionOptions{WriteConcern: &driver.WriteConcern{W: &driver.W{}, Journal: driver.Ptr(true)}})
-		_, err := bad.InsertOne(ctx, item{ID: 3})
+		_, err := bad.InsertOne(ctx, item{ID: 4})
 		var ae *driver.ArgumentError
 		if !errors.As(err, &ae) {
 			t.Fatalf("w:0 j:true: %v", err)
