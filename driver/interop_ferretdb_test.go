@@ -23,9 +23,10 @@ import (
 // FerretDB v1 over SQLite, a real third-party server that make test starts
 // (tools/ferretdb.sh) and names in MONGOSCOPE_FERRETDB_URI. Each flow checks
 // its own expectations on each server, and returns a summary of what it saw
-// that must be the same on both. Outside make test the FerretDB half skips
-// unless MONGOSCOPE_REQUIRE_FERRETDB=1 (which make test sets), and a server
-// named but unreachable is a failure, never a skip.
+// that must be the same on both. Without MONGOSCOPE_FERRETDB_URI the
+// FerretDB half skips, saying so, unless MONGOSCOPE_REQUIRE_FERRETDB=1 (which
+// make test sets) turns that into a failure; a server named but unreachable
+// is always a failure, never a skip.
 //
 // Where FerretDB v1 behaves differently from MongoDB the case is skipped on
 // FerretDB with the difference written down (interopFlow.ferretSkip); an
@@ -56,8 +57,8 @@ type interopEnv struct {
 	coll   *driver.Collection
 }
 
-// interopFerretURI returns MONGOSCOPE_FERRETDB_URI, skipping t when it is unset
-// (failing it instead under MONGOSCOPE_REQUIRE_FERRETDB=1).
+// interopFerretURI returns MONGOSCOPE_FERRETDB_URI, skipping t when it is
+// unset (failing it instead under MONGOSCOPE_REQUIRE_FERRETDB=1).
 func interopFerretURI(t *testing.T) string {
 	t.Helper()
 	uri := os.Getenv("MONGOSCOPE_FERRETDB_URI")
@@ -70,17 +71,18 @@ func interopFerretURI(t *testing.T) string {
 	return uri
 }
 
-// interopServers returns the servers a flow runs against, by name:
-// mongotest always, FerretDB when MONGOSCOPE_FERRETDB_URI names one (its
-// client is checked with a ping: a named server that does not answer fails
-// the test). A nil client means "skip, with this reason".
+// interopServer is one server the flows run against.
 type interopServer struct {
 	name   string
 	uri    string
 	client *driver.Client
-	skip   string
+	skip   string // when set, the flows skip this server with this reason
 }
 
+// interopServers returns the servers the flows run against: mongotest
+// always, FerretDB when MONGOSCOPE_FERRETDB_URI names one (its client is
+// checked with a ping: a named server that does not answer fails the
+// test).
 func interopServers(t *testing.T) []interopServer {
 	t.Helper()
 	srv := mongotest.NewServer(t, mongotest.Options{})
