@@ -1193,38 +1193,83 @@ var interopClientFlows = []interopFlow{
 		return fmt.Sprintf("%d documents from the batch in hand, then ErrClientDisconnected", n)
 	}},
 	{name: "concurrent inserts and reads", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
-		const workers, each = 8, 25
-		var wg sync.WaitGroup
-		errs := make(chan error, workers)
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; i < each; i++ {
-					id := w*each + i + 1
-					if _, err := env.coll.InsertOne(ctx, item{ID: id, Qty: id}); err != nil {
-						errs <- err
-						return
-					}
-					got, err := driver.Decode[item](env.coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}))
-					if err != nil || got.Qty != id {
-						errs <- fmt.Errorf("FindOne(%d): %+v, %v", id, got, err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Error(err)
-		}
-		got := interopFindAll(t, ctx, env.coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}})
-		if len(got) != workers*each || got[len(got)-1].ID != workers*each {
-			t.Fatalf("%d documents after %d concurrent inserts", len(got), workers*each)
-		}
-		return fmt.Sprintf("%d documents", len(got))
+		return interopConcurrent(t, ctx, env.coll)
 	}},
+	{name: "concurrent inserts and reads on one connection", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		c := dial(t, env.uri+"?maxPoolSize=1", nil)
+		return interopConcurrent(t, ctx, c.Database(env.db.Name()).Collection(env.coll.Name()))
+	}},
+	{name: "compressors asked for", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		// mongotest compresses; FerretDB v1 offers no compressor, so the
+		// client sends uncompressed.
+		return interopClientCRUD(t, ctx, env, env.uri+"?compressors=zstd,snappy,zlib", nil)
+	}},
+	{name: "Stable API v1 strict", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		return interopClientCRUD(t, ctx, env, env.uri, &driver.ClientOptions{ServerAPI: &driver.ServerAPI{Version: driver.ServerAPIVersion1, Strict: driver.Ptr(true)}})
+	}},
+}
+
+// interopConcurrent has 8 goroutines insert and read back 25 items each
+// through coll.
+func interopConcurrent(t *testing.T, ctx context.Context, coll *driver.Collection) string {
+	t.Helper()
+	const workers, each = 8, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				id := w*each + i + 1
+				if _, err := coll.InsertOne(ctx, item{ID: id, Qty: id}); err != nil {
+					errs <- err
+					return
+				}
+				got, err := driver.Decode[item](coll.FindOne(ctx, bson.D{{Key: "_id", Value: id}}))
+				if err != nil || got.Qty != id {
+					errs <- fmt.Errorf("FindOne(%d): %+v, %v", id, got, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	got := interopFindAll(t, ctx, coll, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}})
+	if len(got) != workers*each || got[len(got)-1].ID != workers*each {
+		t.Fatalf("%d documents after %d concurrent inserts", len(got), workers*each)
+	}
+	return fmt.Sprintf("%d documents", len(got))
+}
+
+// interopClientCRUD runs a short insert-find-update-delete round through a
+// client of its own made with opts.
+func interopClientCRUD(t *testing.T, ctx context.Context, env *interopEnv, uri string, opts *driver.ClientOptions) string {
+	t.Helper()
+	c := dial(t, uri, opts)
+	coll := c.Database(env.db.Name()).Collection(env.coll.Name())
+	if _, err := coll.InsertMany(ctx, []any{item{ID: 1, Qty: 1}, item{ID: 2, Qty: 2}, item{ID: 3, Qty: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.UpdateMany(ctx, bson.D{{Key: "qty", Value: bson.D{{Key: "$gte", Value: 2}}}}, bson.D{{Key: "$set", Value: bson.D{{Key: "tag", Value: "big"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.DeleteOne(ctx, bson.D{{Key: "_id", Value: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{Sort: bson.D{{Key: "_id", Value: 1}}, BatchSize: driver.Ptr[int32](1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := driver.All[item](ctx, cur)
+	if err != nil || fmt.Sprint(got) != "[{1 1 } {2 2 big}]" {
+		t.Fatalf("read back %v, %v", got, err)
+	}
+	return fmt.Sprint(got)
 }
 
 func TestInteropClient(t *testing.T) { runInteropFlows(t, interopClientFlows) }
