@@ -234,3 +234,90 @@ func TestREADMESnippetsMatchExamples(t *testing.T) {
 		}
 	}
 }
+
+// readmeNameToken is a backquoted Go name in the README's prose:
+// `UpdateMany`, `*driver.WriteException`, `Collection.Drop`, `Indexes()`.
+var readmeNameToken = regexp.MustCompile("`\\*?(?:driver\\.)?([A-Z][A-Za-z0-9]*)(?:\\.([A-Z][A-Za-z0-9]*))?(?:\\(\\))?`")
+
+// TestREADMENamesExist: every exported name the README's "Reading and
+// writing documents" section mentions in its prose (outside the code
+// blocks, which TestREADMESnippetsMatchExamples checks) is declared in
+// this package, as a type, function, method, field, variable or
+// constant, so the README never documents what does not exist.
+func TestREADMENamesExist(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "## Reading and writing documents")
+	if start < 0 {
+		t.Fatal(`the README has no "## Reading and writing documents" section`)
+	}
+	section := text[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	section = regexp.MustCompile("(?s)```.*?```").ReplaceAllString(section, "")
+
+	declared := map[string]bool{}
+	paths, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, p := range paths {
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				declared[d.Name.Name] = true
+				if d.Recv != nil && len(d.Recv.List) == 1 {
+					typ := d.Recv.List[0].Type
+					if st, ok := typ.(*ast.StarExpr); ok {
+						typ = st.X
+					}
+					if id, ok := typ.(*ast.Ident); ok {
+						declared[id.Name+"."+d.Name.Name] = true
+					}
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					switch sp := sp.(type) {
+					case *ast.TypeSpec:
+						declared[sp.Name.Name] = true
+						if st, ok := sp.Type.(*ast.StructType); ok {
+							for _, fl := range st.Fields.List {
+								for _, n := range fl.Names {
+									declared[n.Name] = true
+									declared[sp.Name.Name+"."+n.Name] = true
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range sp.Names {
+							declared[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	n := 0
+	for _, m := range readmeNameToken.FindAllStringSubmatch(section, -1) {
+		name := m[1]
+		if m[2] != "" {
+			name += "." + m[2]
+		}
+		n++
+		if !declared[name] {
+			t.Errorf("the README mentions %s, which package driver does not declare", m[0])
+		}
+	}
+	if n == 0 {
+		t.Fatal("no names found in the README's CRUD section")
+	}
+}
