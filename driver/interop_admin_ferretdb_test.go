@@ -38,10 +38,11 @@ var interopAdminFlows = []interopFlow{
 		if specs[0].Name != "b" || specs[0].Type != "collection" || !capped {
 			t.Fatalf("b: %+v (options %s)", specs[0], specs[0].Options)
 		}
-		err = db.CreateCollection(ctx, "a")
+		// Creating it again with other options is NamespaceExists (48).
+		err = db.CreateCollection(ctx, "a", &driver.CreateCollectionOptions{Capped: driver.Ptr(true), SizeInBytes: driver.Ptr[int64](4096)})
 		var ce *driver.CommandError
 		if !errors.As(err, &ce) || ce.Code != 48 {
-			t.Fatalf("creating a again: %v; want NamespaceExists (48)", err)
+			t.Fatalf("creating a again as a capped collection: %v; want NamespaceExists (48)", err)
 		}
 		if err := db.Collection("a").Drop(ctx); err != nil {
 			t.Fatal(err)
@@ -66,6 +67,20 @@ var interopAdminFlows = []interopFlow{
 		}
 		return fmt.Sprintf("created [a b]; again: %d %s; after drops %v", ce.Code, ce.CodeName, names)
 	}},
+	{name: "CreateCollection again with the same options", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		// Since MongoDB 7.0 (SERVER-60064) create succeeds when the
+		// collection exists with identical options, as mongos always did.
+		opts := &driver.CreateCollectionOptions{Capped: driver.Ptr(true), SizeInBytes: driver.Ptr[int64](1 << 20)}
+		if err := env.db.CreateCollection(ctx, "a", opts); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.db.CreateCollection(ctx, "a", opts); err != nil {
+			t.Fatalf("creating a again with the same options: %v; want success, as from mongod 7.0+", err)
+		}
+		return "ok"
+	},
+		mongotestSkip: `mongotest answers NamespaceExists (48) "Collection <db>.a already exists." to a create with the options the collection already has, as mongod did before 7.0, while its hello says 8.0 (maxWireVersion 25)`,
+		ferretSkip:    "FerretDB v1 answers NamespaceExists (48) to a create with the options the collection already has, as mongod did before 7.0, while its buildInfo says 7.0"},
 	{name: "Rename", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 		interopSeed(t, ctx, env.coll, 3)
 		if err := env.coll.Rename(ctx, "renamed"); err != nil {
