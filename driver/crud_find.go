@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -178,8 +179,22 @@ func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, pre
 		limit = nil
 	}
 	cmd.Int64("limit", limit)
-	if o.BatchSize != nil && *o.BatchSize > 0 {
-		cmd.Int32("batchSize", o.BatchSize)
+	var batchSize int32 // 0: none
+	if o.BatchSize != nil {
+		batchSize = *o.BatchSize
+	}
+	switch {
+	case singleBatch && !single && limit != nil && *limit <= math.MaxInt32:
+		// A negative limit: the find/getMore/killCursors specification's
+		// mapping asks for the whole limit in the one batch.
+		batchSize = int32(*limit)
+	case !singleBatch && limit != nil && int64(batchSize) == *limit && batchSize < math.MaxInt32:
+		// The CRUD specification: batchSize equal to limit would leave
+		// an open cursor behind the full first batch; limit+1 closes it.
+		batchSize++
+	}
+	if batchSize > 0 {
+		cmd.Int32("batchSize", &batchSize)
 	}
 	cmd.True("singleBatch", singleBatch)
 	cmd.Value("comment", vals[5])

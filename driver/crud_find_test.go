@@ -1,0 +1,101 @@
+package driver_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
+	"github.com/mongoscope/mongoscope/mongotest"
+)
+
+// TestFindCommandShape checks, rule by rule, the find and getMore commands
+// Find and FindOne send: the CRUD specification's limit/batchSize rules
+// ("Setting limit and batchSize options for find commands", "findOne API
+// details", crud/tests/unified/find.json and findOne.json) and the
+// find/getMore/killCursors specification's ("Mapping OP_QUERY behavior to
+// the find command limit and batchSize fields", "Behavior of Limit, skip
+// and batchSize", "Semantics of maxTimeMS for a Driver").
+func TestFindCommandShape(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := recordingClient(t, srv.URI())
+	coll := c.Database("shop").Collection("items")
+	seed(t, coll, 10)
+	byID := bson.D{{Key: "_id", Value: 1}}
+	tests := []struct {
+		name  string
+		opts  *driver.FindOptions
+		one   *driver.FindOneOptions // FindOne instead of Find
+		want  map[string]string      // fields of the find command
+		gm    []string               // each getMore's batchSize
+		gmMax string                 // each getMore's maxTimeMS
+		n     int
+	}{
+		{name: "batchSize applies to every getMore", opts: &driver.FindOptions{BatchSize: driver.Ptr[int32](4)},
+			want: map[string]string{"batchSize": "4", "limit": "<absent>", "singleBatch": "<absent>"},
+			gm:   []string{"4", "4"}, n: 10},
+		{name: "batchSize equal to limit is sent as limit+1", opts: &driver.FindOptions{Sort: byID, Limit: driver.Ptr[int64](4), BatchSize: driver.Ptr[int32](4)},
+			want: map[string]string{"batchSize": "5", "limit": "4"}, n: 4},
+		{name: "getMore asks for no more than the limit's rest", opts: &driver.FindOptions{Limit: driver.Ptr[int64](4), BatchSize: driver.Ptr[int32](3)},
+			want: map[string]string{"batchSize": "3", "limit": "4"}, gm: []string{"1"}, n: 4},
+		{name: "negative limit is one batch of -limit", opts: &driver.FindOptions{Limit: driver.Ptr[int64](-3), BatchSize: driver.Ptr[int32](2)},
+			want: map[string]string{"limit": "3", "singleBatch": "true", "batchSize": "3"}, n: 3},
+		{name: "zero limit and batchSize are left out", opts: &driver.FindOptions{Limit: driver.Ptr[int64](0), BatchSize: driver.Ptr[int32](0)},
+			want: map[string]string{"limit": "<absent>", "batchSize": "<absent>", "singleBatch": "<absent>"}, n: 10},
+		{name: "maxTimeMS on find, not on getMore", opts: &driver.FindOptions{BatchSize: driver.Ptr[int32](6), MaxTime: driver.Ptr(1500 * time.Millisecond)},
+			want: map[string]string{"maxTimeMS": "1500"}, gm: []string{"6"}, gmMax: "<absent>", n: 10},
+		{name: "options are passed through", opts: &driver.FindOptions{Sort: bson.D{{Key: "qty", Value: -1}}, Skip: driver.Ptr[int64](2),
+			Projection: bson.D{{Key: "qty", Value: 1}}, Hint: "_id_", Comment: "c", AllowPartialResults: driver.Ptr(true), NoCursorTimeout: driver.Ptr(false)},
+			want: map[string]string{"sort": `{"qty":-1}`, "skip": "2", "projection": `{"qty":1}`, "hint": `"_id_"`, "comment": `"c"`,
+				"allowPartialResults": "true", "noCursorTimeout": "false", "tailable": "<absent>", "awaitData": "<absent>",
+				"readConcern": "<absent>", "allowDiskUse": "<absent>", "returnKey": "<absent>"}, n: 8},
+		{name: "FindOne: limit 1, singleBatch, no batchSize", one: &driver.FindOneOptions{Sort: byID, Skip: driver.Ptr[int64](2)},
+			want: map[string]string{"limit": "1", "singleBatch": "true", "batchSize": "<absent>", "skip": "2", "sort": `{"_id":1}`}, n: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			rec.Reset()
+			n := 0
+			if tc.one != nil {
+				if err := coll.FindOne(ctx, bson.D{}, tc.one).Err(); err != nil {
+					t.Fatal(err)
+				}
+				n = 1
+			} else {
+				cur, err := coll.Find(ctx, bson.D{}, tc.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				docs, err := driver.All[item](ctx, cur)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n = len(docs)
+			}
+			if n != tc.n {
+				t.Errorf("%d documents, want %d", n, tc.n)
+			}
+			cmd := lastSent(t, rec, "find")
+			for k, v := range tc.want {
+				if got := field(cmd, k); got != v {
+					t.Errorf("find %s = %s, want %s", k, got, v)
+				}
+			}
+			var gm []string
+			for _, e := range sent(rec, "getMore") {
+				gm = append(gm, field(e.Command, "batchSize"))
+				if tc.gmMax != "" && field(e.Command, "maxTimeMS") != tc.gmMax {
+					t.Errorf("getMore maxTimeMS %s, want %s", field(e.Command, "maxTimeMS"), tc.gmMax)
+				}
+			}
+			if strings.Join(gm, ",") != strings.Join(tc.gm, ",") {
+				t.Errorf("getMore batch sizes [%s], want [%s]", strings.Join(gm, ","), strings.Join(tc.gm, ","))
+			}
+			if k := sent(rec, "killCursors"); len(k) != 0 {
+				t.Errorf("%d killCursors: the cursor should have been exhausted", len(k))
+			}
+		})
+	}
+}
