@@ -74,9 +74,12 @@ type FindOneOptions struct {
 	Comment             any
 	MaxTime             *time.Duration
 	AllowPartialResults *bool
-	Min, Max            any
-	ReturnKey           *bool
-	ShowRecordID        *bool
+	// AllowDiskUse lets the server write temporary files for a large sort
+	// (servers 4.4+).
+	AllowDiskUse *bool
+	Min, Max     any
+	ReturnKey    *bool
+	ShowRecordID *bool
 	// ReadConcern and ReadPreference override the collection's for this
 	// operation; nil keeps the collection's.
 	ReadConcern    *ReadConcern
@@ -271,7 +274,7 @@ func (coll *Collection) FindOne(ctx context.Context, filter any, opts ...*FindOn
 			continue
 		}
 		mo := mergeFind([]*FindOptions{&o, {Sort: x.Sort, Projection: x.Projection, Skip: x.Skip, Hint: x.Hint, Collation: x.Collation,
-			Let: x.Let, Comment: x.Comment, MaxTime: x.MaxTime, AllowPartialResults: x.AllowPartialResults, Min: x.Min, Max: x.Max,
+			Let: x.Let, Comment: x.Comment, MaxTime: x.MaxTime, AllowPartialResults: x.AllowPartialResults, AllowDiskUse: x.AllowDiskUse, Min: x.Min, Max: x.Max,
 			ReturnKey: x.ReturnKey, ShowRecordID: x.ShowRecordID, ReadConcern: x.ReadConcern, ReadPreference: x.ReadPreference}})
 		o = mo
 	}

@@ -52,6 +52,12 @@ func TestFindCommandShape(t *testing.T) {
 				"readConcern": "<absent>", "allowDiskUse": "<absent>", "returnKey": "<absent>"}, n: 8},
 		{name: "FindOne: limit 1, singleBatch, no batchSize", one: &driver.FindOneOptions{Sort: byID, Skip: driver.Ptr[int64](2)},
 			want: map[string]string{"limit": "1", "singleBatch": "true", "batchSize": "<absent>", "skip": "2", "sort": `{"_id":1}`}, n: 1},
+		// FindOneOptions are FindOptions without batchSize, cursorType,
+		// limit and noCursorTimeout (CRUD spec): allowDiskUse included.
+		{name: "FindOne options", one: &driver.FindOneOptions{AllowDiskUse: driver.Ptr(true), AllowPartialResults: driver.Ptr(true),
+			MaxTime: driver.Ptr(time.Second), Comment: "one", ReturnKey: driver.Ptr(false), ShowRecordID: driver.Ptr(false)},
+			want: map[string]string{"allowDiskUse": "true", "allowPartialResults": "true", "maxTimeMS": "1000", "comment": `"one"`,
+				"returnKey": "false", "showRecordId": "false", "noCursorTimeout": "<absent>", "tailable": "<absent>"}, n: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
