@@ -105,3 +105,30 @@ func TestFindCommandShape(t *testing.T) {
 		})
 	}
 }
+
+// TestFindHugeLimitGetMore checks that a limit past int32 does not turn
+// into a truncated getMore batchSize: with no batchSize, the getMores
+// carry none (find/getMore spec: batchSize only when the limit needs one).
+func TestFindHugeLimitGetMore(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := recordingClient(t, srv.URI())
+	coll := c.Database("shop").Collection("many")
+	seed(t, coll, 150) // more than the server's first batch of 101
+	ctx := testCtx(t)
+	// limit - 101 is 2^32 + 5, which an int32 conversion makes 5.
+	cur, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{Limit: driver.Ptr[int64](1<<32 + 106)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := driver.All[item](ctx, cur)
+	if err != nil || len(docs) != 150 {
+		t.Fatalf("%d documents, %v", len(docs), err)
+	}
+	gms := sent(rec, "getMore")
+	if len(gms) != 1 || field(gms[0].Command, "batchSize") != "<absent>" {
+		for _, g := range gms {
+			t.Logf("getMore batchSize %s", field(g.Command, "batchSize"))
+		}
+		t.Fatalf("%d getMores, want one without batchSize", len(gms))
+	}
+}
