@@ -1,6 +1,8 @@
 package driver_test
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -65,4 +67,62 @@ func TestBulkWriteOptionsPerCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(writeCommands(srv), map[string]map[string]string{"insert": {"bypassDocumentValidation": "-", "comment": "-", "ordered": "false"}})
+}
+
+// TestUnacknowledgedHintByVersion checks the CRUD spec's rule for hints on
+// unacknowledged deletes and findAndModify (crud/tests/unified/
+// *-hint-unacknowledged.json): a client error and nothing sent before 4.4
+// (wire version 9), the command sent from 4.4 on.
+func TestUnacknowledgedHintByVersion(t *testing.T) {
+	ops := []struct {
+		name, cmd, arg string
+		run            func(coll *driver.Collection) error
+	}{
+		{"DeleteOne", "delete", "DeleteOptions.Hint", func(coll *driver.Collection) error {
+			_, err := coll.DeleteOne(testCtx(t), d(), &driver.DeleteOptions{Hint: d("_id", 1)})
+			return err
+		}},
+		{"BulkWrite DeleteManyModel", "delete", "models[1].Hint", func(coll *driver.Collection) error {
+			_, err := coll.BulkWrite(testCtx(t), []driver.WriteModel{driver.UpdateOneModel{Filter: d(), Update: d("$set", d("a", 1)), Hint: "_id_"},
+				driver.DeleteManyModel{Filter: d(), Hint: "_id_"}})
+			return err
+		}},
+		{"FindOneAndUpdate", "findAndModify", "FindOneAndUpdateOptions.Hint", func(coll *driver.Collection) error {
+			return coll.FindOneAndUpdate(testCtx(t), d(), d("$set", d("a", 1)), &driver.FindOneAndUpdateOptions{Hint: "_id_"}).Err()
+		}},
+		{"FindOneAndReplace", "findAndModify", "FindOneAndReplaceOptions.Hint", func(coll *driver.Collection) error {
+			return coll.FindOneAndReplace(testCtx(t), d(), d("a", 1), &driver.FindOneAndReplaceOptions{Hint: d("_id", 1)}).Err()
+		}},
+	}
+	for _, v := range []struct {
+		wire    int32
+		version string
+		refused bool
+	}{{8, "4.2.0", true}, {9, "4.4.0", false}} {
+		srv := mongotest.NewServer(t, mongotest.Options{MaxWireVersion: v.wire, Version: v.version})
+		c := dial(t, srv.URI(), nil)
+		coll := c.Database("shop").Collection("items", &driver.CollectionOptions{WriteConcern: driver.Unacknowledged()})
+		for _, op := range ops {
+			t.Run(fmt.Sprintf("%s/wire%d", op.name, v.wire), func(t *testing.T) {
+				srv.ClearCommands()
+				err := op.run(coll)
+				var ae *driver.ArgumentError
+				if !v.refused {
+					if err != nil && !errors.Is(err, driver.ErrUnacknowledgedWrite) {
+						t.Fatalf("err %v, want the write sent", err)
+					}
+					if _, err := srv.WaitForCommand(testCtx(t), op.cmd); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				if !errors.As(err, &ae) || ae.Argument != op.arg {
+					t.Fatalf("err %v (%T), want an ArgumentError naming %s", err, err, op.arg)
+				}
+				if sent := writeNames(srv); len(sent) > 0 {
+					t.Errorf("sent %v", sent)
+				}
+			})
+		}
+	}
 }
