@@ -193,6 +193,9 @@ func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shap
 		// is awaited: it carries the cursor.
 		op.WriteConcern = c.wc
 		op.Selector = selection.Read(writeStageReadPref(client, c.readPref))
+		// The driver-sessions specification: no session ID, under any
+		// circumstances, with an unacknowledged write.
+		op.NoSession = !c.wcAck
 	}
 	return op
 }

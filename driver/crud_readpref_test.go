@@ -154,3 +154,39 @@ func TestImplicitSessionPerOperation(t *testing.T) {
 		}
 	}
 }
+
+// TestUnacknowledgedOutHasNoSession checks that an aggregate with $out or
+// $merge under an unacknowledged write concern carries no lsid: the
+// driver-sessions spec sends no session ID with unacknowledged writes
+// "under any circumstances", even though the driver awaits this one's
+// reply.
+func TestUnacknowledgedOutHasNoSession(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := recordingClient(t, srv.URI())
+	ctx := testCtx(t)
+	db := c.Database("sess")
+	seed(t, db.Collection("items"), 2)
+	for _, tc := range []struct {
+		name  string
+		wc    *driver.WriteConcern
+		stage bson.D
+		lsid  bool
+	}{
+		{"$out acknowledged", nil, d("$out", "copy1"), true},
+		{"$out unacknowledged", driver.Unacknowledged(), d("$out", "copy2"), false},
+		{"$merge unacknowledged", driver.Unacknowledged(), d("$merge", d("into", "copy3")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec.Reset()
+			coll := db.Collection("items", &driver.CollectionOptions{WriteConcern: tc.wc})
+			cur, err := coll.Aggregate(ctx, bson.A{d("$match", bson.D{}), tc.stage})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur.Close(ctx)
+			if got := field(lastSent(t, rec, "aggregate"), "lsid") != "<absent>"; got != tc.lsid {
+				t.Errorf("aggregate carried an lsid: %v, want %v", got, tc.lsid)
+			}
+		})
+	}
+}
