@@ -68,6 +68,7 @@ func TestReadPreferencePerOperation(t *testing.T) {
 	mongos := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RoleMongos}})
 	rs := mongotest.NewReplicaSet(t, 2, mongotest.ReplicaSetOptions{})
 	standalone := mongotest.NewServer(t, mongotest.Options{})
+	lb := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RoleLoadBalanced}})
 	secondary := &driver.ReadPreference{Mode: driver.Secondary, Tags: []map[string]string{{"dc": "ny"}, {}}}
 	tests := []struct {
 		name, uri string
@@ -79,6 +80,8 @@ func TestReadPreferencePerOperation(t *testing.T) {
 		{"mongos, primary", mongos.URI(), nil, ""},
 		{"direct to the primary, primary", "mongodb://" + rs.Primary().Addr() + "/?directConnection=true", nil, `{"mode":"primaryPreferred"}`},
 		{"standalone, secondary", standalone.URI(), secondary, ""},
+		{"load balancer, nearest", lb.URI(), &driver.ReadPreference{Mode: driver.Nearest}, `{"mode":"nearest"}`},
+		{"load balancer, primary", lb.URI(), nil, ""},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
