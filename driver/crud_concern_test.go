@@ -55,6 +55,13 @@ func TestConcernsPerOperation(t *testing.T) {
 			}
 			return err
 		}, true, true},
+		{"Aggregate $merge", "aggregate", func(coll *driver.Collection) error {
+			cur, err := coll.Aggregate(ctx, []bson.D{{{Key: "$merge", Value: bson.D{{Key: "into", Value: "merged"}}}}})
+			if err == nil {
+				err = cur.Close(ctx)
+			}
+			return err
+		}, true, true},
 		{"CountDocuments", "aggregate", func(coll *driver.Collection) error { _, err := coll.CountDocuments(ctx, bson.D{}); return err }, true, false},
 		{"EstimatedDocumentCount", "count", func(coll *driver.Collection) error { _, err := coll.EstimatedDocumentCount(ctx); return err }, true, false},
 		{"Distinct", "distinct", func(coll *driver.Collection) error { return coll.Distinct(ctx, "tag", bson.D{}).Err() }, true, false},
