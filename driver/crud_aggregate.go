@@ -244,7 +244,7 @@ func (coll *Collection) Aggregate(ctx context.Context, pipeline any, opts ...*Ag
 	if err != nil {
 		return nil, err
 	}
-	c, err := coll.c.with("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+	c, err := coll.c.forOperation("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (db *Database) Aggregate(ctx context.Context, pipeline any, opts ...*Aggreg
 	if err != nil {
 		return nil, err
 	}
-	c, err := db.c.with("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+	c, err := db.c.forOperation("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
 	if err != nil {
 		return nil, err
 	}

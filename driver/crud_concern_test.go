@@ -126,3 +126,51 @@ func TestConcernsPerOperation(t *testing.T) {
 		}
 	}
 }
+
+// TestOperationServerDefaultReadConcern checks the read-write-concern
+// spec's "Read Commands" rule for an operation's own read concern: the
+// server default ({}) is left out when nothing above the operation has a
+// read concern, and sent as readConcern: {} when the collection (or
+// database, or client) has one, so that it overrides theirs.
+func TestOperationServerDefaultReadConcern(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := recordingClient(t, srv.URI())
+	ctx := testCtx(t)
+	plain := c.Database("conc").Collection("items")
+	seed(t, plain, 2)
+	local := c.Database("conc", &driver.DatabaseOptions{ReadConcern: &driver.ReadConcern{Level: "local"}}).Collection("items")
+	def := &driver.ReadConcern{}
+	for _, tc := range []struct {
+		name string
+		coll *driver.Collection
+		want string
+	}{{"no inherited read concern", plain, "<absent>"}, {"inherited local", local, "{}"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ops := []struct {
+				cmd string
+				run func() error
+			}{
+				{"find", func() error { return tc.coll.FindOne(ctx, bson.D{}, &driver.FindOneOptions{ReadConcern: def}).Err() }},
+				{"aggregate", func() error {
+					cur, err := tc.coll.Aggregate(ctx, bson.A{bson.D{{Key: "$match", Value: bson.D{}}}}, &driver.AggregateOptions{ReadConcern: def})
+					if err == nil {
+						err = cur.Close(ctx)
+					}
+					return err
+				}},
+				{"distinct", func() error {
+					return tc.coll.Distinct(ctx, "_id", bson.D{}, &driver.DistinctOptions{ReadConcern: def}).Err()
+				}},
+			}
+			for _, op := range ops {
+				rec.Reset()
+				if err := op.run(); err != nil {
+					t.Fatalf("%s: %v", op.cmd, err)
+				}
+				if got := field(lastSent(t, rec, op.cmd), "readConcern"); got != tc.want {
+					t.Errorf("%s readConcern %s, want %s", op.cmd, got, tc.want)
+				}
+			}
+		})
+	}
+}
