@@ -178,11 +178,16 @@ func TestUnacknowledgedOutHasNoSession(t *testing.T) {
 		{"$out acknowledged", nil, d("$out", "copy1"), true},
 		{"$out unacknowledged", driver.Unacknowledged(), d("$out", "copy2"), false},
 		{"$merge unacknowledged", driver.Unacknowledged(), d("$merge", d("into", "copy3")), false},
+		{"$out unacknowledged for the operation", nil, d("$out", "copy4"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec.Reset()
 			coll := db.Collection("items", &driver.CollectionOptions{WriteConcern: tc.wc})
-			cur, err := coll.Aggregate(ctx, bson.A{d("$match", bson.D{}), tc.stage})
+			var opts *driver.AggregateOptions
+			if tc.wc == nil && !tc.lsid {
+				opts = &driver.AggregateOptions{WriteConcern: driver.Unacknowledged()}
+			}
+			cur, err := coll.Aggregate(ctx, bson.A{d("$match", bson.D{}), tc.stage}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
