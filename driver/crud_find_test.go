@@ -132,3 +132,53 @@ func TestFindHugeLimitGetMore(t *testing.T) {
 		t.Fatalf("%d getMores, want one without batchSize", len(gms))
 	}
 }
+
+// TestOldServerOptionsSentAsIs checks the CRUD spec's version notes for
+// let (5.0+), comment (4.4+ for writes), hint on acknowledged deletes and
+// findAndModify (4.4+) and allowDiskUse on find (4.4+): "older servers
+// will report an error", so the driver sends them as they are and checks
+// nothing itself (only unacknowledged hints are checked, in
+// TestUnacknowledgedHintByVersion).
+func TestOldServerOptionsSentAsIs(t *testing.T) {
+	old := mongotest.NewServer(t, mongotest.Options{MaxWireVersion: 8, Version: "4.2.0"})
+	c, rec := recordingClient(t, old.URI())
+	ctx := testCtx(t)
+	coll := c.Database("shop").Collection("old")
+	let := bson.D{{Key: "v", Value: 1}}
+	tests := []struct {
+		cmd    string
+		run    func()
+		fields []string
+	}{
+		{"find", func() {
+			_ = coll.FindOne(ctx, bson.D{}, &driver.FindOneOptions{Let: let, Comment: bson.D{{Key: "c", Value: 1}}, AllowDiskUse: driver.Ptr(true)}).Err()
+		}, []string{"let", "comment", "allowDiskUse"}},
+		{"aggregate", func() {
+			cur, err := coll.Aggregate(ctx, bson.A{bson.D{{Key: "$match", Value: bson.D{}}}}, &driver.AggregateOptions{Let: let})
+			if err == nil {
+				cur.Close(ctx)
+			}
+		}, []string{"let"}},
+		{"update", func() {
+			_, _ = coll.UpdateOne(ctx, bson.D{}, bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 1}}}}, &driver.UpdateOptions{Let: let, Comment: "c"})
+		}, []string{"let", "comment"}},
+		{"delete", func() {
+			_, _ = coll.DeleteOne(ctx, bson.D{}, &driver.DeleteOptions{Hint: "_id_", Comment: "c"})
+		}, []string{"deletes.0.hint", "comment"}},
+		{"findAndModify", func() {
+			_ = coll.FindOneAndDelete(ctx, bson.D{}, &driver.FindOneAndDeleteOptions{Hint: "_id_", Let: let}).Err()
+		}, []string{"hint", "let"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cmd, func(t *testing.T) {
+			rec.Reset()
+			tc.run()
+			cmd := lastSent(t, rec, tc.cmd)
+			for _, f := range tc.fields {
+				if _, err := cmd.LookupErr(strings.Split(f, ".")...); err != nil {
+					t.Errorf("%s sent without %s", tc.cmd, f)
+				}
+			}
+		})
+	}
+}
