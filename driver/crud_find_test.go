@@ -182,3 +182,40 @@ func TestOldServerOptionsSentAsIs(t *testing.T) {
 		})
 	}
 }
+
+// TestCursorNamespace checks the find/getMore/killCursors spec's rule that
+// getMore and killCursors go to the namespace the server's reply named
+// (cursor.ns): for a database aggregate, "admin.$cmd.aggregate".
+func TestCursorNamespace(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := recordingClient(t, srv.URI())
+	ctx := testCtx(t)
+	currentOp := bson.A{bson.D{{Key: "$currentOp", Value: bson.D{}}}}
+	for _, kill := range []bool{false, true} {
+		rec.Reset()
+		cur, err := c.Database("admin").Aggregate(ctx, currentOp, &driver.AggregateOptions{BatchSize: driver.Ptr[int32](0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "getMore"
+		if kill {
+			name = "killCursors"
+			if cur.ID() == 0 {
+				t.Fatal("an aggregate with batchSize 0 gave no open cursor")
+			}
+			if err := cur.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := driver.All[bson.M](ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+		cmd := lastSent(t, rec, name)
+		coll := field(cmd, "collection")
+		if kill {
+			coll = field(cmd, "killCursors")
+		}
+		if coll != `"$cmd.aggregate"` || field(cmd, "$db") != `"admin"` {
+			t.Errorf("%s went to %s.%s, want admin.$cmd.aggregate", name, field(cmd, "$db"), coll)
+		}
+	}
+}
