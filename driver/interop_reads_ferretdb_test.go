@@ -107,6 +107,21 @@ func interopReadFlows() []interopFlow {
 			}
 			return fmt.Sprint(interopIDs(got))
 		}},
+		interopFlow{name: "Database Aggregate with $currentOp", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+			cur, err := env.client.Database("admin").Aggregate(ctx, bson.A{
+				bson.D{{Key: "$currentOp", Value: bson.D{}}},
+				bson.D{{Key: "$match", Value: bson.D{{Key: "command.aggregate", Value: 1}}}},
+				bson.D{{Key: "$project", Value: bson.D{{Key: "_id", Value: 0}, {Key: "op", Value: 1}}}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs, err := driver.All[bson.Raw](ctx, cur)
+			if err != nil || len(docs) == 0 || docs[0].String() != `{"op":"command"}` {
+				t.Fatalf("$currentOp: want this aggregate among the operations, got %v, %v", docs, err)
+			}
+			return docs[0].String()
+		}, ferretSkip: "FerretDB v1 has no database aggregate ({aggregate: 1}): server error 9 (FailedToParse): Invalid command format: the 'aggregate' field must specify a collection name or 1"},
 		interopFlow{name: "Aggregate with $out", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 			interopSeed(t, ctx, env.coll, 6)
 			cur, err := env.coll.Aggregate(ctx, bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "tag", Value: "odd"}}}}, bson.D{{Key: "$out", Value: "odds"}}})
