@@ -35,8 +35,9 @@ type FindOptions struct {
 	// Limit caps the number of documents. A negative limit asks for a
 	// single batch of at most -Limit documents.
 	Limit *int64
-	// BatchSize is the number of documents per batch; must not be
-	// negative.
+	// BatchSize is the number of documents per batch. A negative batch
+	// size asks for a single batch (the find/getMore/killCursors
+	// specification's mapping of the legacy convention).
 	BatchSize *int32
 	// Hint is an index name or key document.
 	Hint any
@@ -158,9 +159,6 @@ func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, pre
 			return nil, err
 		}
 	}
-	if o.BatchSize != nil && *o.BatchSize < 0 {
-		return nil, &ArgumentError{Argument: prefix + ".BatchSize", Reason: "the batch size must not be negative"}
-	}
 	if o.Skip != nil && *o.Skip < 0 {
 		return nil, &ArgumentError{Argument: prefix + ".Skip", Reason: "skip must not be negative"}
 	}
@@ -185,6 +183,17 @@ func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, pre
 	var batchSize int32 // 0: none
 	if o.BatchSize != nil {
 		batchSize = *o.BatchSize
+		if batchSize < 0 {
+			// singleBatch = limit < 0 || batchSize < 0, and batchSize
+			// = abs(batchSize) when no limit (the specification's
+			// mapping, a MUST).
+			singleBatch = true
+			if batchSize == math.MinInt32 {
+				batchSize = math.MaxInt32
+			} else {
+				batchSize = -batchSize
+			}
+		}
 	}
 	switch {
 	case singleBatch && !single && limit != nil && *limit <= math.MaxInt32:
@@ -239,7 +248,7 @@ func (coll *Collection) Find(ctx context.Context, filter any, opts ...*FindOptio
 		return nil, err
 	}
 	co := operation.CursorOptions{Tailable: o.CursorType != NonTailable}
-	if o.BatchSize != nil {
+	if o.BatchSize != nil && *o.BatchSize > 0 {
 		co.BatchSize = *o.BatchSize
 	}
 	if o.Limit != nil && *o.Limit > 0 {

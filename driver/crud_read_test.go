@@ -640,10 +640,6 @@ func TestReadsBadInput(t *testing.T) {
 			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{CursorType: driver.Tailable, MaxAwaitTime: driver.Ptr(time.Second)})
 			return err
 		}, "FindOptions.MaxAwaitTime"},
-		{"find negative batchSize", func(ctx context.Context) error {
-			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](-1)})
-			return err
-		}, "FindOptions.BatchSize"},
 		{"run cursor command negative batchSize", func(ctx context.Context) error {
 			_, err := db.RunCursorCommand(ctx, bson.D{{Key: "find", Value: "items"}}, &driver.RunCursorCommandOptions{BatchSize: driver.Ptr[int32](-1)})
 			return err
