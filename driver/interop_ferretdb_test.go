@@ -491,7 +491,19 @@ var interopFindFlows = []interopFlow{
 		if err != nil || fmt.Sprint(interopIDs(neg)) != "[25 24 23 22 21]" {
 			t.Fatalf("limit -5: %v, %v", interopIDs(neg), err)
 		}
-		return fmt.Sprintf("limit 7: %v; limit -5: %v", got, interopIDs(neg))
+		// A negative batch size is one batch of that many, and no cursor.
+		cur, err = env.coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](-3), Sort: bson.D{{Key: "_id", Value: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.ID() != 0 {
+			t.Errorf("negative batch size left cursor %d open", cur.ID())
+		}
+		nb, err := driver.All[item](ctx, cur)
+		if err != nil || fmt.Sprint(interopIDs(nb)) != "[1 2 3]" {
+			t.Fatalf("batch size -3: %v, %v", interopIDs(nb), err)
+		}
+		return fmt.Sprintf("limit 7: %v; limit -5: %v; batch size -3: %v", got, interopIDs(neg), interopIDs(nb))
 	}},
 	{name: "Find nothing", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 		interopSeed(t, ctx, env.coll, 3)
@@ -635,7 +647,7 @@ var interopFindFlows = []interopFlow{
 			func() error { _, err := env.coll.InsertMany(ctx, nil); return err },
 			func() error { _, err := env.coll.InsertMany(ctx, []any{bson.D{}, 42}); return err },
 			func() error {
-				_, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](-1)})
+				_, err := env.coll.Find(ctx, bson.D{}, &driver.FindOptions{Skip: driver.Ptr[int64](-1)})
 				return err
 			},
 		} {
