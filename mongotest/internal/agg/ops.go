@@ -422,7 +422,7 @@ func cmpOp(ok func(int) bool) opFunc {
 		if err != nil {
 			return missing, err
 		}
-		return boolValue(ok(compare(vals[0], vals[1]))), nil
+		return boolValue(ok(e.compare(vals[0], vals[1]))), nil
 	}
 }
 
@@ -431,7 +431,7 @@ func opCmp(o *opExpr, e *env) (bson.RawValue, error) {
 	if err != nil {
 		return missing, err
 	}
-	return int32Value(int32(compare(vals[0], vals[1]))), nil
+	return int32Value(int32(e.compare(vals[0], vals[1]))), nil
 }
 
 func opAnd(o *opExpr, e *env) (bson.RawValue, error) {
@@ -733,7 +733,7 @@ func opIn(o *opExpr, e *env) (bson.RawValue, error) {
 		return missing, mongoerr.New(40081, "$in requires an array as a second argument, found: %s", typeName(vals[1]))
 	}
 	for _, el := range arrayValues(vals[1]) {
-		if compare(vals[0], el) == 0 {
+		if e.compare(vals[0], el) == 0 {
 			return boolValue(true), nil
 		}
 	}

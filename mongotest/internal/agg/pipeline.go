@@ -31,6 +31,12 @@ type Options struct {
 	// Collections reads the other collections $lookup and $unionWith
 	// name; with nil, those stages see every collection empty.
 	Collections Collections
+	// Collation compares strings in $match, $sort and the comparison
+	// expressions ($eq, $lt, $cmp, $in, ...); nil is the simple
+	// collation. Stages and expressions that would also need it and do
+	// not have it ($group keys, set expressions, ...) fail to compile with
+	// NotImplemented when it is set.
+	Collation query.Collator
 }
 
 // Collections is how a pipeline reads a collection other than its input.
@@ -76,6 +82,13 @@ var knownUnsupported = map[string]bool{
 // parse errors otherwise.
 func Compile(stages []bson.Raw, o Options) (*Pipeline, error) {
 	p := &Pipeline{opts: o}
+	if o.Collation != nil {
+		for _, raw := range stages {
+			if err := checkCollated(docValue(raw)); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if o.Let != nil {
 		let, err := compileLet(o.Let)
 		if err != nil {
@@ -149,7 +162,7 @@ func compileStage(name string, spec bson.RawValue, o Options) (stage, error) {
 		if spec.Type != bson.TypeEmbeddedDocument {
 			return nil, mongoerr.New(15959, "the match filter must be an expression in an object")
 		}
-		return parseMatch(bson.Raw(spec.Value))
+		return parseMatch(bson.Raw(spec.Value), o.Collation)
 	case "$project":
 		if spec.Type != bson.TypeEmbeddedDocument {
 			return nil, mongoerr.New(15969, "$project specification must be an object")
@@ -187,7 +200,7 @@ func compileStage(name string, spec bson.RawValue, o Options) (stage, error) {
 		if isEmptyDoc(bson.Raw(spec.Value)) {
 			return nil, mongoerr.New(15976, "$sort stage must have at least one sort key")
 		}
-		s, err := query.NewSort(bson.Raw(spec.Value))
+		s, err := query.NewSortWith(bson.Raw(spec.Value), o.Collation)
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +244,7 @@ func (p *Pipeline) Run(input func(yield func(bson.Raw) bool)) ([]bson.Raw, error
 	if now.IsZero() {
 		now = time.Now()
 	}
-	e := &env{now: now.UnixMilli(), colls: p.opts.Collections, db: p.opts.DB}
+	e := &env{now: now.UnixMilli(), colls: p.opts.Collections, db: p.opts.DB, coll: p.opts.Collation}
 	if p.let != nil {
 		vars, err := evalLet(e, p.let, nil)
 		if err != nil {
@@ -276,7 +289,7 @@ type matchStage struct {
 	expr expr // nil when the filter has no top-level $expr
 }
 
-func parseMatch(filter bson.Raw) (stage, error) {
+func parseMatch(filter bson.Raw, coll query.Collator) (stage, error) {
 	s := &matchStage{}
 	if v, err := filter.LookupErr("$expr"); err == nil {
 		x, err := compileExpr(v)
@@ -295,7 +308,7 @@ func parseMatch(filter bson.Raw) (stage, error) {
 			return nil, tooLarge(err)
 		}
 	}
-	m, err := query.NewMatcher(filter)
+	m, err := query.NewMatcherWith(filter, query.Options{Collator: coll})
 	if err != nil {
 		return nil, err
 	}

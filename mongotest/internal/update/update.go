@@ -57,12 +57,46 @@ type pullSpec struct {
 // codes: FailedToParse for an unknown modifier, ConflictingUpdateOperators
 // for two operators on overlapping paths, and so on.
 func Compile(u bson.RawValue, arrayFilters []bson.Raw) (*Update, error) {
+	return CompileWith(u, arrayFilters, Options{})
+}
+
+// Options are what a write command's collation and let options give an
+// update.
+type Options struct {
+	// Collation compares strings in a pipeline update; nil is simple.
+	// Operator updates that compare values ($min, $max, $addToSet, $pull,
+	// $pullAll, $push with $sort) and arrayFilters are refused with
+	// NotImplemented under a non-simple collation.
+	Collation query.Collator
+	// Let is the command's let option, variables a pipeline update reads
+	// as $$name.
+	Let bson.Raw
+}
+
+// collatedOps are the operators that compare values.
+var collatedOps = map[string]bool{"$min": true, "$max": true, "$addToSet": true, "$pull": true, "$pullAll": true}
+
+// CompileWith is Compile with a collation and let variables.
+func CompileWith(u bson.RawValue, arrayFilters []bson.Raw, o Options) (*Update, error) {
+	if o.Collation != nil && u.Type == bson.TypeEmbeddedDocument {
+		if len(arrayFilters) > 0 {
+			return nil, mongoerr.New(mongoerr.NotImplemented, "mongotest does not support arrayFilters with a non-simple collation")
+		}
+		it := bson.Raw(u.Value).Iter()
+		for it.Next() {
+			k := it.Key()
+			_, sorted := lookupSort(it.Value())
+			if collatedOps[k] || (k == "$push" && sorted) {
+				return nil, mongoerr.New(mongoerr.NotImplemented, "mongotest does not support %s with a non-simple collation", k)
+			}
+		}
+	}
 	switch u.Type {
 	case bson.TypeArray:
 		if len(arrayFilters) > 0 {
 			return nil, mongoerr.New(mongoerr.FailedToParse, "arrayFilters may not be specified for pipeline-style updates")
 		}
-		return compilePipeline(bson.Raw(u.Value))
+		return compilePipeline(bson.Raw(u.Value), o)
 	case bson.TypeEmbeddedDocument:
 	default:
 		return nil, mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
@@ -741,3 +775,21 @@ func (u *Update) rename(root *mnode, o op) error {
 }
 
 func typeName(t bson.Type) string { return mongoerr.TypeName(t) }
+
+// lookupSort reports whether a $push argument document has a field
+// using $sort.
+func lookupSort(v bson.RawValue) (bson.RawValue, bool) {
+	d, ok := v.DocumentOK()
+	if !ok {
+		return bson.RawValue{}, false
+	}
+	it := d.Iter()
+	for it.Next() {
+		if sub, ok := it.Value().DocumentOK(); ok {
+			if x, err := sub.LookupErr("$sort"); err == nil {
+				return x, true
+			}
+		}
+	}
+	return bson.RawValue{}, false
+}
