@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
@@ -44,6 +45,12 @@ type IndexSpec struct {
 	ExpireAfterSeconds *int64
 	// Version is the index version "v", 2 unless given.
 	Version int32
+	// Collation is the index's collation with mongod's defaults filled in
+	// (nil for simple). It is listed, and tells apart indexes on one key
+	// pattern; queries never use indexes here, so it changes no result.
+	// A unique index with a collation is refused (NotImplemented): its
+	// keys would have to compare by the collation.
+	Collation bson.Raw
 }
 
 // Raw returns the index as listIndexes shows it: {v, key, name, ...}.
@@ -68,6 +75,9 @@ func (s IndexSpec) Raw() bson.Raw {
 	if s.PartialFilterExpression != nil {
 		b = bson.AppendDocumentElement(b, "partialFilterExpression", s.PartialFilterExpression)
 	}
+	if s.Collation != nil {
+		b = bson.AppendDocumentElement(b, "collation", s.Collation)
+	}
 	if s.ExpireAfterSeconds != nil {
 		if n := *s.ExpireAfterSeconds; n >= math.MinInt32 && n <= math.MaxInt32 {
 			b = bson.AppendInt32Element(b, "expireAfterSeconds", int32(n))
@@ -82,7 +92,7 @@ func (s IndexSpec) Raw() bson.Raw {
 // unsupportedIndexOptions are valid in mongod but not implemented here;
 // they fail loudly rather than being ignored.
 var unsupportedIndexOptions = map[string]bool{
-	"collation": true, "weights": true, "default_language": true, "language_override": true,
+	"weights": true, "default_language": true, "language_override": true,
 	"textIndexVersion": true, "2dsphereIndexVersion": true, "bits": true, "min": true, "max": true,
 	"bucketSize": true, "wildcardProjection": true, "storageEngine": true, "clustered": true,
 	"prepareUnique": true, "columnstoreProjection": true,
@@ -151,6 +161,12 @@ func ParseIndexSpec(spec bson.Raw) (IndexSpec, error) {
 			s.Version = int32(f)
 		case "ns":
 			// Old clients send the namespace; mongod ignores it.
+		case "collation":
+			coll, err := collation.Parse(v)
+			if err != nil {
+				return s, err
+			}
+			s.Collation = coll.Spec()
 		default:
 			if unsupportedIndexOptions[k] {
 				return s, mongoerr.New(mongoerr.NotImplemented, "index option '%s' is not supported by mongotest", k)
@@ -167,7 +183,16 @@ func ParseIndexSpec(spec bson.Raw) (IndexSpec, error) {
 	if !haveName {
 		s.Name = DefaultIndexName(s.Key)
 	}
-	return s, nil
+	return s, s.CheckCollation()
+}
+
+// CheckCollation refuses what this store cannot build under a non-simple
+// collation: a unique index (its keys would compare by the collation).
+func (s IndexSpec) CheckCollation() error {
+	if s.Collation != nil && s.Unique {
+		return mongoerr.New(mongoerr.NotImplemented, "mongotest does not support unique index %s with a non-simple collation", s.Name)
+	}
+	return nil
 }
 
 // truthy reads a boolean option the way mongod does: a bool, or a number
@@ -528,7 +553,7 @@ func (ix *index) keyValueDoc(vals []bson.RawValue) bson.Raw {
 // sameOptions reports whether two specs with the same key pattern would
 // build the same index.
 func sameOptions(a, b IndexSpec) bool {
-	if a.Unique != b.Unique || a.Sparse != b.Sparse {
+	if a.Unique != b.Unique || a.Sparse != b.Sparse || string(a.Collation) != string(b.Collation) {
 		return false
 	}
 	if (a.ExpireAfterSeconds == nil) != (b.ExpireAfterSeconds == nil) ||

@@ -27,7 +27,7 @@ func (c *Collection) CreateIndexes(specs []IndexSpec) (created int, err error) {
 			return 0, err
 		}
 		existing := make([]IndexSpec, 0, 1+len(c.indexes)+len(pending))
-		existing = append(existing, idIndexSpec)
+		existing = append(existing, c.idSpecLocked())
 		for _, e := range c.indexes {
 			existing = append(existing, e.spec)
 		}
@@ -102,6 +102,9 @@ func compileIndex(s IndexSpec) (*index, error) {
 	if s.PartialFilterExpression != nil {
 		s.PartialFilterExpression = append(bson.Raw(nil), s.PartialFilterExpression...)
 	}
+	if s.Collation != nil {
+		s.Collation = append(bson.Raw(nil), s.Collation...)
+	}
 	if s.ExpireAfterSeconds != nil {
 		n := *s.ExpireAfterSeconds
 		s.ExpireAfterSeconds = &n
@@ -129,7 +132,7 @@ func conflict(s IndexSpec, identity string, existing []IndexSpec) (exists bool, 
 			return false, mongoerr.New(mongoerr.IndexOptionsConflict,
 				"An equivalent index already exists with the same name but different options. Requested index: %s, existing index: %s",
 				formatDoc(nil, s.Raw(), 0), formatDoc(nil, e.Raw(), 0))
-		case sameKey && samePartial(e, s):
+		case sameKey && samePartial(e, s) && string(e.Collation) == string(s.Collation):
 			return false, mongoerr.New(mongoerr.IndexOptionsConflict, "Index already exists with a different name: %s", e.Name)
 		}
 	}
@@ -219,7 +222,7 @@ func (c *Collection) ListIndexes() []IndexSpec {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]IndexSpec, 0, 1+len(c.indexes))
-	out = append(out, idIndexSpec)
+	out = append(out, c.idSpecLocked())
 	for _, ix := range c.indexes {
 		out = append(out, ix.spec)
 	}
@@ -251,7 +254,7 @@ func (c *Collection) ModifyIndex(name string, hidden *bool, expireAfterSeconds *
 		if expireAfterSeconds != nil {
 			return IndexSpec{}, mongoerr.New(mongoerr.InvalidOptions, "no expireAfterSeconds field to update")
 		}
-		return idIndexSpec, nil
+		return c.idSpecLocked(), nil
 	}
 	i := c.findIndexLocked(name)
 	if i < 0 {
@@ -299,4 +302,16 @@ func (c *Collection) SetExtraOptions(extra bson.Raw) error {
 	c.opts.Extra = extra
 	c.changed()
 	return nil
+}
+
+// idSpecLocked is the _id index: its collation is the collection's
+// default collation.
+func (c *Collection) idSpecLocked() IndexSpec {
+	s := idIndexSpec
+	if c.opts.Extra != nil {
+		if v, err := c.opts.Extra.LookupErr("collation"); err == nil && v.Type == bson.TypeEmbeddedDocument {
+			s.Collation = v.Document()
+		}
+	}
+	return s
 }

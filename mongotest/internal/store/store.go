@@ -209,7 +209,7 @@ func (s *Store) ListCollections(db string) []CollectionInfo {
 			Type:    "collection",
 			Options: c.opts.Raw(),
 			UUID:    c.uuid,
-			IDIndex: idIndexSpec.Raw(),
+			IDIndex: c.idSpecLocked().Raw(),
 		})
 		c.mu.RUnlock()
 	}

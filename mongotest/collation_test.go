@@ -1,0 +1,133 @@
+package mongotest
+
+import (
+	"testing"
+
+	"github.com/mongoscope/mongoscope/bson"
+)
+
+// en2 is a case-insensitive collation (strength 2).
+var en2 = d("locale", "en_US", "strength", 2)
+
+// TestCollation runs each command against c = [{_id:1,x:"ping"},
+// {_id:2,x:"PING"},{_id:3,x:"pong"},{_id:4,x:"Péng"}] (fresh for each row)
+// and checks one reply field.
+func TestCollation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		path string
+		want string
+	}{
+		{"find by collection default", d("find", "c", "filter", d("x", "PING")), "cursor.firstBatch", `[{"_id":2,"x":"PING"}]`},
+		{"find strength 2", d("find", "c", "filter", d("x", "PING"), "collation", en2), "cursor.firstBatch", `[{"_id":1,"x":"ping"},{"_id":2,"x":"PING"}]`},
+		{"find simple", d("find", "c", "filter", d("x", "PING"), "collation", d("locale", "simple")), "cursor.firstBatch", `[{"_id":2,"x":"PING"}]`},
+		{"find strength 1 ignores accents", d("find", "c", "filter", d("x", "peng"), "collation", d("locale", "fr", "strength", 1)), "cursor.firstBatch", `[{"_id":4,"x":"Péng"}]`},
+		{"find strength 2 keeps accents", d("find", "c", "filter", d("x", "peng"), "collation", en2), "cursor.firstBatch", `[]`},
+		{"find $in", d("find", "c", "filter", d("x", d("$in", bson.A{"PONG"})), "collation", en2), "cursor.firstBatch", `[{"_id":3,"x":"pong"}]`},
+		{"find $gt", d("find", "c", "filter", d("x", d("$gt", "PING")), "collation", en2, "sort", d("_id", 1)), "cursor.firstBatch", `[{"_id":3,"x":"pong"}]`},
+		{"find sort", d("find", "c", "sort", d("x", 1, "_id", 1), "projection", d("_id", 1), "collation", en2), "cursor.firstBatch", `[{"_id":4},{"_id":1},{"_id":2},{"_id":3}]`},
+		{"find sort simple", d("find", "c", "sort", d("x", 1, "_id", 1), "projection", d("_id", 1)), "cursor.firstBatch", `[{"_id":2},{"_id":4},{"_id":1},{"_id":3}]`},
+		{"count", d("count", "c", "query", d("x", "ping"), "collation", en2), "n", `2`},
+		{"distinct", d("distinct", "c", "key", "x", "collation", en2), "values", `["Péng","ping","pong"]`},
+		{"aggregate $match", d("aggregate", "c", "pipeline", bson.A{d("$match", d("x", "PING")), d("$count", "n")}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"n":2}]`},
+		{"aggregate $expr $eq", d("aggregate", "c", "pipeline", bson.A{d("$match", d("$expr", d("$eq", bson.A{"$x", "PONG"})))}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"_id":3,"x":"pong"}]`},
+		{"delete", d("delete", "c", "deletes", bson.A{d("q", d("x", "PING"), "limit", 0, "collation", en2)}), "n", `2`},
+		{"update", d("update", "c", "updates", bson.A{d("q", d("x", "PING"), "u", d("$set", d("y", 1)), "multi", true, "collation", en2)}), "nModified", `2`},
+		{"update $addToSet refused", d("update", "c", "updates", bson.A{d("q", d("x", "PING"), "u", d("$addToSet", d("y", 1)), "collation", en2)}), "writeErrors.0.code", `238`},
+		{"findAndModify", d("findAndModify", "c", "query", d("x", "PONG"), "update", d("$set", d("y", 1)), "new", true, "collation", en2), "value", `{"_id":3,"x":"pong","y":1}`},
+		{"find with _id string", d("find", "c", "filter", d("_id", 1, "x", "PING"), "collation", en2), "cursor.firstBatch", `[{"_id":1,"x":"ping"}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, c := crudServer(t)
+			c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", 1, "x", "ping"), d("_id", 2, "x", "PING"), d("_id", 3, "x", "pong"), d("_id", 4, "x", "Péng")}))
+			expectField(t, c.mustRun("db", tc.cmd), tc.path, tc.want)
+		})
+	}
+}
+
+func TestCollationStringID(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", "a")}))
+	r := c.mustRun("db", d("find", "c", "filter", d("_id", "A"), "collation", en2))
+	expectField(t, r, "cursor.firstBatch", `[{"_id":"a"}]`)
+}
+
+// TestCollectionDefaultCollation: create's collation is listed with its
+// defaults filled in, is used by commands without a collation of their
+// own, and is the collation of the _id index and of new indexes.
+func TestCollectionDefaultCollation(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("create", "c", "collation", en2))
+	c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", 1, "x", "ping"), d("_id", 2, "x", "PING")}))
+	full := `{"locale":"en_US","caseLevel":false,"caseFirst":"off","strength":2,"numericOrdering":false,"alternate":"non-ignorable","maxVariable":"punct","normalization":false,"backwards":false,"version":"57.1"}`
+	r := c.mustRun("db", d("listCollections", 1, "filter", d("name", "c")))
+	expectField(t, r, "cursor.firstBatch.0.options", `{"collation":`+full+`}`)
+	expectField(t, r, "cursor.firstBatch.0.idIndex.collation", full)
+	expectField(t, c.mustRun("db", d("count", "c", "query", d("x", "Ping"))), "n", `2`)
+	expectField(t, c.mustRun("db", d("count", "c", "query", d("x", "Ping"), "collation", d("locale", "simple"))), "n", `0`)
+	c.mustRun("db", d("createIndexes", "c", "indexes", bson.A{d("key", d("x", 1), "name", "x_1"), d("key", d("x", 1), "name", "x_simple", "collation", d("locale", "simple"))}))
+	r = c.mustRun("db", d("listIndexes", "c"))
+	expectField(t, r, "cursor.firstBatch.0.collation", full)
+	expectField(t, r, "cursor.firstBatch.1.collation", full)
+	expectField(t, r, "cursor.firstBatch.2.collation", `<missing>`)
+	_, err := c.run("db", d("createIndexes", "c", "indexes", bson.A{d("key", d("y", 1), "name", "y_1", "unique", true)}))
+	wantCode(t, err, 238, "unique")
+}
+
+func TestIndexCollation(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("createIndexes", "c", "indexes", bson.A{d("key", d("a", 1), "name", "a_fr", "collation", d("locale", "fr", "strength", 1))}))
+	r := c.mustRun("db", d("listIndexes", "c"))
+	expectField(t, r, "cursor.firstBatch.1.collation", `{"locale":"fr","caseLevel":false,"caseFirst":"off","strength":1,"numericOrdering":false,"alternate":"non-ignorable","maxVariable":"punct","normalization":false,"backwards":false,"version":"57.1"}`)
+	// The same key pattern with another collation is another index.
+	c.mustRun("db", d("createIndexes", "c", "indexes", bson.A{d("key", d("a", 1), "name", "a_1")}))
+	for _, tc := range []struct {
+		name string
+		spec bson.D
+		code int32
+		msg  string
+	}{
+		{"no locale", d("key", d("b", 1), "name", "b", "collation", d("strength", 1)), 40414, "collation.locale"},
+		{"unknown field", d("key", d("b", 1), "name", "b", "collation", d("locale", "fr", "foo", 1)), 40415, "collation.foo"},
+		{"unique", d("key", d("b", 1), "name", "b", "unique", true, "collation", d("locale", "fr")), 238, "unique"},
+		{"same name other collation", d("key", d("a", 1), "name", "a_fr", "collation", d("locale", "fr")), 85, "different options"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.run("db", d("createIndexes", "c", "indexes", bson.A{tc.spec}))
+			wantCode(t, err, tc.code, tc.msg)
+		})
+	}
+}
+
+// TestLet covers let and $expr in find, update, delete and findAndModify.
+func TestLet(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		path string
+		want string
+	}{
+		{"find", d("find", "c", "filter", d("$expr", d("$eq", bson.A{"$_id", "$$id"})), "let", d("id", 2)), "cursor.firstBatch", `[{"_id":2,"x":"b"}]`},
+		{"find $expr without let", d("find", "c", "filter", d("$expr", d("$gt", bson.A{"$_id", 1}))), "cursor.firstBatch", `[{"_id":2,"x":"b"}]`},
+		{"find $expr in $or", d("find", "c", "filter", d("$or", bson.A{d("$expr", d("$eq", bson.A{"$x", "$$v"})), d("_id", 9)}), "let", d("v", "a")), "cursor.firstBatch", `[{"_id":1,"x":"a"}]`},
+		{"delete", d("delete", "c", "deletes", bson.A{d("q", d("$expr", d("$eq", bson.A{"$x", "$$v"})), "limit", 0)}, "let", d("v", "b")), "n", `1`},
+		{"update pipeline", d("update", "c", "updates", bson.A{d("q", d("$expr", d("$eq", bson.A{"$_id", "$$id"})), "u", bson.A{d("$set", d("y", "$$v"))})}, "let", d("id", 1, "v", "z")), "nModified", `1`},
+		{"findAndModify", d("findAndModify", "c", "query", d("$expr", d("$eq", bson.A{"$_id", "$$id"})), "update", bson.A{d("$set", d("y", "$$v"))}, "new", true, "let", d("id", 1, "v", d("$literal", "$q"))), "value", `{"_id":1,"x":"a","y":"$q"}`},
+		{"$expr error", d("find", "c", "filter", d("$expr", d("$divide", bson.A{1, 0}))), "ok", `1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, c := crudServer(t)
+			c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", 1, "x", "a"), d("_id", 2, "x", "b")}))
+			r, err := c.run("db", tc.cmd)
+			if tc.name == "$expr error" {
+				wantCode(t, err, 16608, "divide")
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectField(t, r, tc.path, tc.want)
+		})
+	}
+}
