@@ -65,6 +65,9 @@ type Vars map[string]bson.RawValue
 // EvalLet evaluates a command's let option (each value an expression
 // evaluated against no document), with now as $$NOW.
 func EvalLet(let bson.Raw, now time.Time) (Vars, error) {
+	if let == nil {
+		return nil, nil
+	}
 	lv, err := compileLet(let)
 	if err != nil {
 		return nil, err
