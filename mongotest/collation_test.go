@@ -32,6 +32,8 @@ func TestCollation(t *testing.T) {
 		{"distinct", d("distinct", "c", "key", "x", "collation", en2), "values", `["Péng","ping","pong"]`},
 		{"aggregate $match", d("aggregate", "c", "pipeline", bson.A{d("$match", d("x", "PING")), d("$count", "n")}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"n":2}]`},
 		{"aggregate $expr $eq", d("aggregate", "c", "pipeline", bson.A{d("$match", d("$expr", d("$eq", bson.A{"$x", "PONG"})))}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"_id":3,"x":"pong"}]`},
+		{"aggregate $group", d("aggregate", "c", "pipeline", bson.A{d("$group", d("_id", "$x", "n", d("$sum", 1))), d("$match", d("n", 2))}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"_id":"ping","n":2}]`},
+		{"aggregate $group simple", d("aggregate", "c", "pipeline", bson.A{d("$group", d("_id", "$x", "n", d("$sum", 1))), d("$match", d("n", 2))}, "cursor", bson.D{}), "cursor.firstBatch", `[]`},
 		{"delete", d("delete", "c", "deletes", bson.A{d("q", d("x", "PING"), "limit", 0, "collation", en2)}), "n", `2`},
 		{"update", d("update", "c", "updates", bson.A{d("q", d("x", "PING"), "u", d("$set", d("y", 1)), "multi", true, "collation", en2)}), "nModified", `2`},
 		{"update $addToSet refused", d("update", "c", "updates", bson.A{d("q", d("x", "PING"), "u", d("$addToSet", d("y", 1)), "collation", en2)}), "writeErrors.0.code", `238`},

@@ -8,12 +8,13 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/query"
 )
 
-// notCollated are the stages and expressions that compare strings in ways
-// this package does not yet route through a collation (grouping keys, set
-// and array operators, $lookup's equality match); under a non-simple
-// collation they are refused rather than answered by byte order.
+// notCollated are the stages, expressions and accumulators that compare
+// strings in ways this package does not yet route through a collation
+// (set and array operators, $min/$max, $addToSet, $lookup's equality
+// match); under a non-simple collation they are refused rather than
+// answered by byte order. $group's keys do follow the collation.
 var notCollated = map[string]bool{
-	"$group": true, "$bucket": true, "$bucketAuto": true, "$sortByCount": true, "$lookup": true,
+	"$bucket": true, "$bucketAuto": true, "$sortByCount": true, "$lookup": true,
 	"$graphLookup": true, "$setWindowFields": true, "$densify": true, "$fill": true,
 	"$setUnion": true, "$setIntersection": true, "$setDifference": true, "$setEquals": true,
 	"$setIsSubset": true, "$indexOfArray": true, "$max": true, "$min": true, "$sortArray": true,

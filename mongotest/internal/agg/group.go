@@ -138,7 +138,7 @@ func (g *group) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
 		if isMissing(id) {
 			id = nullValue
 		}
-		key = groupKey(key[:0], id)
+		key = groupKeyWith(key[:0], id, sortKeyer(e.coll))
 		st := index[string(key)]
 		if st == nil {
 			st = &groupState{id: id}

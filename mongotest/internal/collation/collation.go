@@ -188,6 +188,18 @@ func (c *Collation) CompareString(a, b string) int {
 	return c.coll.CompareString(a, b)
 }
 
+// SortKey returns the collation's sort key for s: two strings have equal
+// keys exactly when CompareString says they are equal.
+func (c *Collation) SortKey(s string) []byte {
+	if c == nil {
+		return []byte(s)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var buf collate.Buffer
+	return append([]byte(nil), c.coll.KeyFromString(&buf, s)...)
+}
+
 // Spec is the collation document with every default filled in, as mongod
 // shows it in listIndexes and listCollections; nil for simple.
 func (c *Collation) Spec() bson.Raw {
