@@ -110,7 +110,7 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, newError(mongoerr.NotImplemented, "mongotest does not support $merge with a non-simple collation")
 	}
 	if mergeArg.Type != 0 {
-		if merge, err = parseMerge(mergeArg, r.DB); err != nil {
+		if merge, err = parseMerge(mergeArg, r.DB, let); err != nil {
 			return nil, err
 		}
 	}

@@ -37,6 +37,9 @@ type Options struct {
 	// not have it ($group keys, set expressions, ...) fail to compile with
 	// NotImplemented when it is set.
 	Collation query.Collator
+	// Vars names variables the caller supplies to each RunWith (such as
+	// $merge's $$new); stages may read them as $$name.
+	Vars []string
 }
 
 // Collections is how a pipeline reads a collection other than its input.
@@ -107,6 +110,9 @@ func Compile(stages []bson.Raw, o Options) (*Pipeline, error) {
 	defined := map[string]bool{}
 	for _, l := range p.let {
 		defined[l.name] = true
+	}
+	for _, name := range o.Vars {
+		defined[name] = true
 	}
 	for _, raw := range stages {
 		if err := checkDefined(docValue(raw), defined); err != nil {
@@ -240,6 +246,12 @@ func (p *Pipeline) HasOut() bool { return p.out != nil }
 // the results; with $out it writes them through Options.Out and returns
 // none. Returned documents may share memory with the input documents.
 func (p *Pipeline) Run(input func(yield func(bson.Raw) bool)) ([]bson.Raw, error) {
+	return p.RunWith(input, nil)
+}
+
+// RunWith is Run with vars, the values of the variables Options.Vars
+// names, set beside the let option's.
+func (p *Pipeline) RunWith(input func(yield func(bson.Raw) bool), vars Vars) ([]bson.Raw, error) {
 	now := p.opts.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -251,6 +263,16 @@ func (p *Pipeline) Run(input func(yield func(bson.Raw) bool)) ([]bson.Raw, error
 			return nil, err
 		}
 		e.vars = vars
+	}
+	if len(vars) > 0 {
+		all := make(map[string]bson.RawValue, len(e.vars)+len(vars))
+		for k, v := range e.vars {
+			all[k] = v
+		}
+		for k, v := range vars {
+			all[k] = v
+		}
+		e.vars = all
 	}
 	var docs []bson.Raw
 	if input != nil {
