@@ -77,6 +77,9 @@ func init() {
 		"$toBool":      {1, 1, convertOp(toBool), nil},
 		"$rand":        {0, 0, nil, compileRand},
 		"$let":         {0, 0, nil, compileLetExpr},
+		"$getField":    {0, 0, nil, compileFieldOp},
+		"$setField":    {0, 0, nil, compileFieldOp},
+		"$unsetField":  {0, 0, nil, compileFieldOp},
 	}
 }
 
@@ -89,15 +92,15 @@ func init() {
 		$asin $asinh $atan $atan2 $atanh $avg $binarySize $bsonSize $ceil $concatArrays $convert
 		$cos $cosh $dateAdd $dateDiff $dateFromParts $dateFromString $dateSubtract $dateToParts
 		$dateToString $dateTrunc $dayOfMonth $dayOfWeek $dayOfYear $degreesToRadians $exp $filter
-		$first $firstN $floor $function $getField $hour $indexOfArray $indexOfBytes $indexOfCP
+		$first $firstN $floor $function $hour $indexOfArray $indexOfBytes $indexOfCP
 		$isNumber $isoDayOfWeek $isoWeek $isoWeekYear $last $lastN $ln $log $log10 $ltrim
 		$map $max $maxN $meta $median $mergeObjects $millisecond $min $minN $minute $month
 		$objectToArray $percentile $pow $radiansToDegrees $range $reduce $regexFind
 		$regexFindAll $regexMatch $replaceAll $replaceOne $reverseArray $round $rtrim $second
-		$setDifference $setEquals $setField $setIntersection $setIsSubset $setUnion $sin $sinh
+		$setDifference $setEquals $setIntersection $setIsSubset $setUnion $sin $sinh
 		$slice $sortArray $split $sqrt $stdDevPop $stdDevSamp $strcasecmp $strLenBytes $substr
 		$substrBytes $sum $switch $tan $tanh $toDate $toDecimal $toObjectId $trim $trunc
-		$tsIncrement $tsSecond $unsetField $week $year $zip`) {
+		$tsIncrement $tsSecond $week $year $zip`) {
 		unsupportedOperators[n] = true
 	}
 }
