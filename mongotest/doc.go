@@ -149,11 +149,29 @@
 // cursor.batchSize; $out fills a temporary collection (with the target's
 // indexes) and renames it over the target, so a failed $out leaves the
 // target as it was. $merge (into, on with a unique index, whenMatched
-// replace, keepExisting, merge, fail or a pipeline without variables,
+// replace, keepExisting, merge, fail or a pipeline that reads $$new or
+// the stage's let, evaluated on each source document, and the command's let,
 // whenNotMatched insert, discard or fail) writes document by document as
 // mongod. Both reply with an empty firstBatch and, on a replica-set
 // secondary with a read preference that allows it, write to the set's
 // store as mongod 5.0+ sends the write to the primary.
+//
+// Collation: find, count, distinct, aggregate, update and delete
+// statements, findAndModify and create (the collection's default, used by
+// commands without their own) take a collation, parsed as mongod does
+// (missing locale 40414, unknown field 40415, strength outside 0-5 51024,
+// bad locale BadValue) and compared by CLDR's collation tables
+// (golang.org/x/text/collate): locale, strength 1-5, caseLevel,
+// numericOrdering, backwards. caseFirst upper/lower, alternate
+// "shifted", locale variants ("@collation="), collations on views and
+// unique indexes with a collation fail with NotImplemented. listIndexes
+// and listCollections show collations with mongod's defaults filled in;
+// the _id index of a collection with a collation still keys _id strings
+// by their bytes.
+//
+// let: find, update, delete and findAndModify take let; $expr works in
+// their filters (anywhere $and, $or and $nor reach) and pipeline updates
+// read the variables.
 //
 // Views: create with viewOn and pipeline (collation only "simple"),
 // listed with type "view"; find, aggregate, count and distinct run the
@@ -200,10 +218,10 @@
 // field."), a wrong type with TypeMismatch, a negative skip, limit or
 // batchSize with 51024. Options mongod has and mongotest does not
 // implement fail with NotImplemented (238) naming them, never silently:
-// collation, let, transactions (startTransaction, autocommit), readConcern
+// transactions (startTransaction, autocommit), readConcern
 // snapshot and atClusterTime, find's min and max, returnKey except on a
 // certain collection scan, showRecordId with a sort, aggregate's explain,
-// $merge's let, time-series and clustered collections.
+// time-series and clustered collections.
 // writeConcern (w, j, wtimeout) and readConcern levels local, available,
 // majority and linearizable are checked and accepted.
 //

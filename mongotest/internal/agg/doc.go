@@ -19,7 +19,9 @@
 // $add $subtract $multiply $divide $mod $abs, $eq $ne $gt $gte $lt $lte
 // $cmp, $and $or $not, $cond $ifNull, $concat $toLower $toUpper $substrCP
 // $strLenCP, $size $arrayElemAt $in $isArray, $type $toString $toInt
-// $toLong $toDouble $toBool. Accumulators: $sum $avg $min $max $push
+// $toLong $toDouble $toBool, $getField $setField $unsetField. ExprFilter
+// compiles a find, update or delete filter's $expr with that command's
+// let. Accumulators: $sum $avg $min $max $push
 // $addToSet $first $last $count. Other operators and accumulators mongod
 // has fail with NotImplemented; names mongod does not know fail as mongod
 // fails them (InvalidPipelineOperator, or 15952 in $group).
@@ -37,6 +39,11 @@
 //   - $lookup reads only collections in the aggregate's database, not
 //     views, and not other databases ({from: {db, coll}}); $lookup and
 //     $unionWith see the collection's state as they start.
-//   - Collation and the 100 MB memory limits of $group and $sort are not
-//     implemented; every document is still held to mongod's 16 MiB limit.
+//   - Options.Collation applies to $match, $sort, $group's keys and the
+//     comparison expressions; under a non-simple collation the stages,
+//     operators and accumulators that would need it elsewhere ($lookup,
+//     $bucket, set operators, $min/$max, $addToSet, ...) fail with
+//     NotImplemented.
+//   - The 100 MB memory limits of $group and $sort are not implemented;
+//     every document is still held to mongod's 16 MiB limit.
 package agg
