@@ -87,3 +87,29 @@ func TestSpec(t *testing.T) {
 		t.Errorf("spec %s, want %s", js, want)
 	}
 }
+
+// FuzzParse: no collation document, however malformed, panics Parse, and
+// a parsed collation compares and lists without panicking.
+func FuzzParse(f *testing.F) {
+	for _, js := range []string{`{"locale": "en_US", "strength": 2}`, `{"locale": "simple"}`, `{"locale": "fr", "backwards": true, "numericOrdering": true}`, `{}`} {
+		d, err := bson.ParseExtJSON([]byte(js))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add([]byte(d), "a", "B")
+	}
+	f.Fuzz(func(t *testing.T, spec []byte, a, b string) {
+		c, err := Parse(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: spec})
+		if err != nil {
+			if mongoerr.As(err) == nil {
+				t.Fatalf("error %v is not a mongoerr", err)
+			}
+			return
+		}
+		if c.CompareString(a, b) != -c.CompareString(b, a) {
+			t.Fatalf("compare(%q, %q) is not antisymmetric", a, b)
+		}
+		_ = c.Spec()
+		_ = c.SortKey(a)
+	})
+}
