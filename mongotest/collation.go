@@ -45,12 +45,18 @@ func (s *Server) newQueryEnv(cmd, db, collName string, cv, lv bson.RawValue) (*q
 		}
 		e.let = let
 	}
-	if (e.coll != nil || e.let != nil) && s.store.View(db, collName) != nil {
-		what := "let"
-		if e.coll != nil {
-			what = "collation"
+	if v := s.store.View(db, collName); v != nil {
+		// A read on a view uses the view's collation; another one fails.
+		var vc *collation.Collation
+		if v.Collation != nil {
+			if vc, err = collation.Parse(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: v.Collation}); err != nil {
+				return nil, err
+			}
 		}
-		return nil, newError(mongoerr.NotImplemented, "mongotest does not support the %s option on a view (%s)", what, ns(db, collName))
+		if cv.Type != 0 && !collation.Same(e.coll, vc) {
+			return nil, namedError(codeOptionNotSupportedOnView, "OptionNotSupportedOnView", "Cannot override a view's default collation")
+		}
+		e.coll = vc
 	}
 	return e, nil
 }

@@ -133,3 +133,29 @@ func TestLet(t *testing.T) {
 		})
 	}
 }
+
+// TestViewCollation: a view's collation is listed, is what reads on it
+// use, and is the only one they may name.
+func TestViewCollation(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", 1, "x", "ping"), d("_id", 2, "x", "PING"), d("_id", 3, "x", "pong")}))
+	c.mustRun("db", d("create", "v", "viewOn", "c", "pipeline", bson.A{d("$project", d("x", 1))}, "collation", en2))
+	r := c.mustRun("db", d("listCollections", 1, "filter", d("name", "v")))
+	expectField(t, r, "cursor.firstBatch.0.options.collation.strength", `2`)
+	expectField(t, c.mustRun("db", d("find", "v", "filter", d("x", "Ping"))), "cursor.firstBatch", `[{"_id":1,"x":"ping"},{"_id":2,"x":"PING"}]`)
+	expectField(t, c.mustRun("db", d("find", "v", "filter", d("x", "Ping"), "collation", en2)), "cursor.firstBatch", `[{"_id":1,"x":"ping"},{"_id":2,"x":"PING"}]`)
+	expectField(t, c.mustRun("db", d("count", "v", "query", d("x", "PONG"))), "n", `1`)
+	expectField(t, c.mustRun("db", d("distinct", "v", "key", "x")), "values", `["ping","pong"]`)
+	r = c.mustRun("db", d("aggregate", "v", "pipeline", bson.A{d("$match", d("x", "PING")), d("$count", "n")}, "cursor", bson.D{}))
+	expectField(t, r, "cursor.firstBatch", `[{"n":2}]`)
+	_, err := c.run("db", d("aggregate", "v", "pipeline", bson.A{}, "cursor", bson.D{}, "collation", d("locale", "simple")))
+	wantCode(t, err, 167, "Cannot override")
+	// A view without a collation does not take its collection's.
+	c.mustRun("db", d("create", "c2", "collation", en2))
+	c.mustRun("db", d("insert", "c2", "documents", bson.A{d("_id", 1, "x", "ping")}))
+	c.mustRun("db", d("create", "v2", "viewOn", "c2"))
+	expectField(t, c.mustRun("db", d("count", "v2", "query", d("x", "PING"))), "n", `0`)
+	// let reaches a view's reads.
+	r = c.mustRun("db", d("find", "v", "filter", d("$expr", d("$eq", bson.A{"$_id", "$$id"})), "let", d("id", 3)))
+	expectField(t, r, "cursor.firstBatch", `[{"_id":3,"x":"pong"}]`)
+}

@@ -163,17 +163,20 @@
 // bad locale BadValue) and compared by CLDR's collation tables
 // (golang.org/x/text/collate): locale, strength 1-5, caseLevel,
 // numericOrdering, backwards. caseFirst upper/lower, alternate
-// "shifted", locale variants ("@collation="), collations on views and
-// unique indexes with a collation fail with NotImplemented. listIndexes
+// "shifted", locale variants ("@collation=") and unique indexes with a
+// collation fail with NotImplemented. A view's collation is the one its
+// reads use; naming another fails with OptionNotSupportedOnView (167), as
+// does a view on a view of another collation. listIndexes
 // and listCollections show collations with mongod's defaults filled in;
 // the _id index of a collection with a collation still keys _id strings
 // by their bytes.
 //
-// let: find, update, delete and findAndModify take let; $expr works in
+// let: find, update, delete and findAndModify take let (reads on views
+// too); $expr works in
 // their filters (anywhere $and, $or and $nor reach) and pipeline updates
 // read the variables.
 //
-// Views: create with viewOn and pipeline (collation only "simple"),
+// Views: create with viewOn, pipeline and collation,
 // listed with type "view"; find, aggregate, count and distinct run the
 // view's pipeline (and those of the views under it) first; writes fail
 // with CommandNotSupportedOnView (166); collMod changes viewOn and

@@ -146,7 +146,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	if reply, ok, err := s.findOnView(r, collName, o); ok {
+	if reply, ok, err := s.findOnView(r, collName, o, env); ok {
 		return reply, err
 	}
 	m, err := env.matcher(o.filter)
@@ -331,7 +331,7 @@ func countCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	var n int64
-	if vn, ok, err := s.countOnView(r.DB, collName, q, skip, limit); ok {
+	if vn, ok, err := s.countOnView(r.DB, collName, q, skip, limit, env); ok {
 		if err != nil {
 			return nil, err
 		}
@@ -398,7 +398,7 @@ func distinctCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	var vals []bson.RawValue
-	if vdocs, ok, err := s.viewRead(r.DB, collName, matchStage(q)...); ok {
+	if vdocs, ok, err := s.viewRead(r.DB, collName, env, matchStage(q)...); ok {
 		if err != nil {
 			return nil, err
 		}
