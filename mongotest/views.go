@@ -2,8 +2,8 @@ package mongotest
 
 import (
 	"github.com/mongoscope/mongoscope/bson"
-	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
