@@ -118,7 +118,7 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		stages = append(viewStages, stages...)
 	}
 	out := func(db, coll string, docs []bson.Raw) error { return s.writeOutFor(r, db, coll, docs) }
-	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: out, Let: let, Collections: storeCollections{s}, Collation: env.collator()})
+	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: out, Let: let, Collections: storeCollections{s: s}, Collation: env.collator()})
 	if err != nil {
 		return nil, err
 	}

@@ -181,7 +181,11 @@
 // view's pipeline (and those of the views under it) first; writes fail
 // with CommandNotSupportedOnView (166); collMod changes viewOn and
 // pipeline (a cycle fails with GraphContainsCycle 5, more than 20 stacked
-// views with ViewDepthLimitExceeded 43); drop removes the view.
+// views with ViewDepthLimitExceeded 43); drop removes the view. $lookup
+// and $unionWith (also inside a view's pipeline) read a view as its
+// pipeline's result; views that name each other through them are created
+// (mongod refuses them with GraphContainsCycle) and fail when read with
+// ViewDepthLimitExceeded.
 //
 // Catalog: listDatabases (admin only; filter, nameOnly), listCollections
 // (filter, nameOnly, cursor), listIndexes, createIndexes (unique, sparse,

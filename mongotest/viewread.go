@@ -12,12 +12,22 @@ import (
 // viewRead runs stages after the pipeline of view db.name. ok is false
 // when db.name is not a view.
 func (s *Server) viewRead(db, name string, env *queryEnv, stages ...bson.Raw) (docs []bson.Raw, ok bool, err error) {
+	return s.viewReadAt(db, name, env, 0, stages...)
+}
+
+// maxViewNesting is mongod's limit on views read through views.
+const maxViewNesting = 20
+
+// viewReadAt is viewRead from within depth other views' pipelines (their
+// $lookup and $unionWith stages), which it passes on so that a cycle
+// through them ends with ViewDepthLimitExceeded.
+func (s *Server) viewReadAt(db, name string, env *queryEnv, depth int, stages ...bson.Raw) (docs []bson.Raw, ok bool, err error) {
 	source, viewStages, isView, err := s.store.ResolveView(db, name)
 	if err != nil || !isView {
 		return nil, isView, err
 	}
 	all := append(append([]bson.Raw(nil), viewStages...), stages...)
-	o := agg.Options{DB: db}
+	o := agg.Options{DB: db, Collections: storeCollections{s, depth}}
 	if env != nil {
 		o.Collation, o.Let = env.collator(), env.let
 	}

@@ -36,9 +36,11 @@
 //     can differ from mongod's for very large or small magnitudes.
 //   - $expr in $match works only at the top level of the filter, not
 //     inside $and, $or or $nor.
-//   - $lookup reads only collections in the aggregate's database, not
-//     views, and not other databases ({from: {db, coll}}); $lookup and
-//     $unionWith see the collection's state as they start.
+//   - $lookup reads only the aggregate's database, not other databases
+//     ({from: {db, coll}} is NotImplemented); $lookup and $unionWith see
+//     the collection's state as they start. Whether a name is a view is
+//     Options.Collections' business (mongotest reads a view as its
+//     pipeline's result).
 //   - Options.Collation applies to $match, $sort, $group's keys and the
 //     comparison expressions; under a non-simple collation the stages,
 //     operators and accumulators that would need it elsewhere ($lookup,

@@ -141,15 +141,16 @@ func subPipeline(v bson.RawValue, o Options, within string) ([]stage, error) {
 }
 
 // scan reads db.coll through e's collections.
-func (e *env) scan(db, coll string) []bson.Raw {
+func (e *env) scan(db, coll string) ([]bson.Raw, error) {
 	var docs []bson.Raw
 	if e.colls != nil {
-		e.colls.Scan(db, coll, func(d bson.Raw) bool {
+		err := e.colls.Scan(db, coll, func(d bson.Raw) bool {
 			docs = append(docs, d)
 			return true
 		})
+		return docs, err
 	}
-	return docs
+	return docs, nil
 }
 
 // lookupStage is $lookup: the equality form (localField, foreignField),
@@ -340,7 +341,10 @@ func equalityFilter(foreign string, vals []bson.RawValue) (bson.Raw, error) {
 }
 
 func (l *lookupStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
-	foreign := e.scan(l.db, l.from)
+	foreign, err := e.scan(l.db, l.from)
+	if err != nil {
+		return nil, err
+	}
 	vars := e.vars
 	out := make([]bson.Raw, 0, len(docs))
 	for _, d := range docs {
@@ -509,7 +513,11 @@ func parseUnionWith(spec bson.RawValue, o Options) (stage, error) {
 }
 
 func (u *unionWithStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
-	other, err := runStages(e.sub(e.vars), u.pipeline, e.scan(u.db, u.coll))
+	input, err := e.scan(u.db, u.coll)
+	if err != nil {
+		return nil, err
+	}
+	other, err := runStages(e.sub(e.vars), u.pipeline, input)
 	if err != nil {
 		return nil, err
 	}

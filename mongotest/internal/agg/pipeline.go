@@ -46,7 +46,8 @@ type Options struct {
 type Collections interface {
 	// Scan yields the documents of db.coll (none when it does not exist)
 	// until yield returns false.
-	Scan(db, coll string, yield func(bson.Raw) bool)
+	// The error is the view's pipeline's when db.coll is a view.
+	Scan(db, coll string, yield func(bson.Raw) bool) error
 }
 
 // Pipeline is a compiled aggregation pipeline. It holds no per-run state,

@@ -234,10 +234,11 @@ func runSpecCase(t *testing.T, tc bson.Raw, colls map[string]string, initial map
 // mapCollections reads collections from a map of namespace to documents.
 type mapCollections map[string][]bson.Raw
 
-func (m mapCollections) Scan(db, coll string, yield func(bson.Raw) bool) {
+func (m mapCollections) Scan(db, coll string, yield func(bson.Raw) bool) error {
 	for _, d := range m[db+"."+coll] {
 		if !yield(d) {
-			return
+			return nil
 		}
 	}
+	return nil
 }
