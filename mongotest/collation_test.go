@@ -159,3 +159,42 @@ func TestViewCollation(t *testing.T) {
 	r = c.mustRun("db", d("find", "v", "filter", d("$expr", d("$eq", bson.A{"$_id", "$$id"})), "let", d("id", 3)))
 	expectField(t, r, "cursor.firstBatch", `[{"_id":3,"x":"pong"}]`)
 }
+
+// TestListCollectionsShapes: nameOnly entries are {name, type} only and
+// the filter sees that shape; authorizedCollections is accepted.
+func TestListCollectionsShapes(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("create", "c", "capped", true, "size", 4096))
+	c.mustRun("db", d("create", "v", "viewOn", "c"))
+	for _, tc := range []struct {
+		name string
+		cmd  bson.D
+		want string
+	}{
+		{"nameOnly", d("listCollections", 1, "nameOnly", true), `[{"name":"c","type":"collection"},{"name":"v","type":"view"}]`},
+		{"nameOnly authorizedCollections", d("listCollections", 1, "nameOnly", true, "authorizedCollections", true), `[{"name":"c","type":"collection"},{"name":"v","type":"view"}]`},
+		{"nameOnly filter on type", d("listCollections", 1, "nameOnly", true, "filter", d("type", "view")), `[{"name":"v","type":"view"}]`},
+		{"nameOnly filter on options", d("listCollections", 1, "nameOnly", true, "filter", d("options.capped", true)), `[]`},
+		{"filter on options", d("listCollections", 1, "filter", d("options.capped", true), "nameOnly", false), `[{"name":"c"}]`},
+		{"view entry", d("listCollections", 1, "filter", d("name", "v")), `[{"name":"v","type":"view","options":{"viewOn":"c","pipeline":[]},"info":{"readOnly":true}}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.mustRun("db", tc.cmd)
+			got, _ := r.LookupPath("cursor.firstBatch")
+			if msg := unifiedMatch(got, mustArray(t, tc.want), tc.name == "filter on options", "firstBatch"); msg != "" {
+				t.Errorf("%s: firstBatch %s", msg, relaxed(t, got))
+			}
+		})
+	}
+	_, err := c.run("db", d("listCollections", 1, "authorizedCollections", "yes"))
+	wantCode(t, err, 14, "authorizedCollections")
+}
+
+func mustArray(t *testing.T, js string) bson.RawValue {
+	t.Helper()
+	doc, err := bson.ParseExtJSON([]byte(`{"a":` + js + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc.Lookup("a")
+}
