@@ -135,7 +135,7 @@ func serverUnrunnable(file, tc bson.Raw) string {
 			}
 		}
 		args, _ := op.Lookup("arguments").DocumentOK()
-		for _, opt := range []string{"session", "timeoutMS", "rawData", "batchSize"} {
+		for _, opt := range []string{"session", "timeoutMS", "rawData"} {
 			if _, err := args.LookupErr(opt); err == nil {
 				return "argument " + opt + " is driver behaviour"
 			}
