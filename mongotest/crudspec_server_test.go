@@ -81,7 +81,7 @@ var serverSpecOps = fieldSet("find", "findOne", "count", "countDocuments", "esti
 	"aggregate", "insertOne", "insertMany", "updateOne", "updateMany", "replaceOne", "deleteOne", "deleteMany",
 	"findOneAndUpdate", "findOneAndReplace", "findOneAndDelete", "bulkWrite", "createIndex", "dropIndex",
 	"dropIndexes", "listIndexes", "createCollection", "dropCollection", "listCollections", "modifyCollection",
-	"assertCollectionExists", "assertCollectionNotExists")
+	"assertCollectionExists", "assertCollectionNotExists", "clientBulkWrite")
 
 // serverMatchOps are the unified format's special operators this runner
 // implements.
@@ -164,10 +164,12 @@ func mustValues(d bson.Raw) []bson.RawValue {
 	return vals
 }
 
-// specOutcome is what one operation gave: a result or an error.
+// specOutcome is what one operation gave: a result or an error (with, for
+// clientBulkWrite, the partial result and the write errors by index).
 type specOutcome struct {
-	result bson.RawValue
-	err    *cmdError
+	result      bson.RawValue
+	err         *cmdError
+	writeErrors map[string]int32
 }
 
 // runServerSpecCase runs tc; it returns, instead of failing, the error of
@@ -225,6 +227,20 @@ func runServerSpecCase(t *testing.T, file, tc bson.Raw) (refused string) {
 			}
 			if msg := errorMismatch(out.err, ee); msg != "" {
 				t.Fatalf("operation %d (%s): %s", i, name, msg)
+			}
+			if want, err := ee.LookupErr("expectResult"); err == nil {
+				if msg := unifiedMatch(out.result, want, true, "partialResult"); msg != "" {
+					t.Fatalf("operation %d (%s): %s\n got %s\nwant %s", i, name, msg, relaxed(t, out.result), relaxed(t, want))
+				}
+			}
+			if we, ok := ee.Lookup("writeErrors").DocumentOK(); ok {
+				it := we.Iter()
+				for it.Next() {
+					want, _ := it.Value().Document().Lookup("code").AsInt64OK()
+					if got, ok := out.writeErrors[it.Key()]; !ok || int64(got) != want {
+						t.Fatalf("operation %d (%s): write error %s has code %d (present %t), want %d", i, name, it.Key(), got, ok, want)
+					}
+				}
 			}
 			continue
 		}
@@ -378,9 +394,12 @@ func runSpecOp(t *testing.T, c *client, db, coll, name string, args bson.Raw) sp
 				list = append(list, v)
 			}
 		}
-		_, e := run(pick(d("insert", coll, "documents", list), "ordered", "ordered", "bypassDocumentValidation", "bypassDocumentValidation", "comment", "comment"))
+		reply, e := run(pick(d("insert", coll, "documents", list), "ordered", "ordered", "bypassDocumentValidation", "bypassDocumentValidation", "comment", "comment"))
 		if e != nil {
-			return specOutcome{err: e}
+			// The driver's BulkWriteException carries the partial result.
+			n, _ := reply.Lookup("n").AsInt64OK()
+			partial, _ := bson.Marshal(d("deletedCount", 0, "insertedCount", n, "matchedCount", 0, "modifiedCount", 0, "upsertedCount", 0, "upsertedIds", bson.D{}))
+			return specOutcome{err: e, result: bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: partial}}
 		}
 		start, b := bson.AppendDocumentStart(nil)
 		if name == "insertOne" {
@@ -452,6 +471,8 @@ func runSpecOp(t *testing.T, c *client, db, coll, name string, args bson.Raw) sp
 		return specOutcome{err: e}
 	case "listCollections":
 		return docs(pick(d("listCollections", 1), "filter", "filter", "nameOnly", "nameOnly", "authorizedCollections", "authorizedCollections"))
+	case "clientBulkWrite":
+		return runClientBulkWrite(t, c, args)
 	case "assertCollectionExists", "assertCollectionNotExists":
 		dbName, collName := args.Lookup("databaseName").StringValue(), args.Lookup("collectionName").StringValue()
 		r, err := c.run(dbName, d("listCollections", 1, "filter", d("name", collName)))
@@ -588,9 +609,6 @@ func runSpecWrites(t *testing.T, run func(bson.D) (bson.Raw, *cmdError), coll, n
 			}
 		}
 	}
-	if firstErr != nil {
-		return specOutcome{err: firstErr}
-	}
 	var res bson.D
 	switch name {
 	case "deleteOne", "deleteMany":
@@ -608,7 +626,9 @@ func runSpecWrites(t *testing.T, run func(bson.D) (bson.Raw, *cmdError), coll, n
 	if err != nil {
 		t.Fatal(err)
 	}
-	return specOutcome{result: bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: raw}}
+	// With an error, the result is the partial one the driver's exception
+	// carries.
+	return specOutcome{result: bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: raw}, err: firstErr}
 }
 
 // unifiedTypes maps $$type names to BSON types.
@@ -700,4 +720,116 @@ func unifiedMatch(actual, expected bson.RawValue, root bool, path string) string
 		return fmt.Sprintf("%s: got %s, want %s", path, actual, expected)
 	}
 	return ""
+}
+
+// runClientBulkWrite sends a clientBulkWrite as the bulkWrite command and
+// builds the driver's result (or error with partial result).
+func runClientBulkWrite(t *testing.T, c *client, args bson.Raw) specOutcome {
+	var nsInfo bson.A
+	nsIndex := map[string]int{}
+	var ops bson.A
+	var kinds []string
+	var ids []bson.RawValue
+	for _, mv := range mustValues(args.Lookup("models").Array()) {
+		el, _ := mv.Document().Index(0)
+		kind, m := el.Key(), el.Value().Document()
+		ns := m.Lookup("namespace").StringValue()
+		idx, ok := nsIndex[ns]
+		if !ok {
+			idx = len(nsInfo)
+			nsIndex[ns] = idx
+			nsInfo = append(nsInfo, d("ns", ns))
+		}
+		copyArgs := func(op bson.D, pairs ...string) bson.D {
+			for i := 0; i+1 < len(pairs); i += 2 {
+				if v, err := m.LookupErr(pairs[i]); err == nil {
+					op = append(op, bson.E{Key: pairs[i+1], Value: v})
+				}
+			}
+			return op
+		}
+		var op bson.D
+		switch kind {
+		case "insertOne":
+			op = d("insert", idx, "document", m.Lookup("document"))
+			ids = append(ids, m.Lookup("document", "_id"))
+		case "updateOne", "updateMany", "replaceOne":
+			op = copyArgs(d("update", idx, "filter", m.Lookup("filter")), "update", "updateMods", "replacement", "updateMods",
+				"upsert", "upsert", "arrayFilters", "arrayFilters", "collation", "collation", "hint", "hint", "sort", "sort")
+			op = append(op, bson.E{Key: "multi", Value: kind == "updateMany"})
+			ids = append(ids, bson.RawValue{})
+		case "deleteOne", "deleteMany":
+			op = copyArgs(d("delete", idx, "filter", m.Lookup("filter")), "collation", "collation", "hint", "hint")
+			op = append(op, bson.E{Key: "multi", Value: kind == "deleteMany"})
+			ids = append(ids, bson.RawValue{})
+		default:
+			t.Fatalf("clientBulkWrite model %s is not mapped", kind)
+		}
+		ops = append(ops, op)
+		kinds = append(kinds, kind)
+	}
+	verbose, _ := args.Lookup("verboseResults").BooleanOK()
+	cmd := d("bulkWrite", 1, "ops", ops, "nsInfo", nsInfo, "errorsOnly", !verbose)
+	for _, k := range []string{"ordered", "bypassDocumentValidation", "let", "comment", "writeConcern"} {
+		if v, err := args.LookupErr(k); err == nil {
+			cmd = append(cmd, bson.E{Key: k, Value: v})
+		}
+	}
+	r, err := c.run("admin", cmd)
+	if err != nil {
+		var ce *cmdError
+		if errors.As(err, &ce) {
+			return specOutcome{err: ce}
+		}
+		t.Fatal(err)
+	}
+	n := func(k string) int64 { v, _ := r.Lookup(k).AsInt64OK(); return v }
+	res := d("insertedCount", n("nInserted"), "upsertedCount", n("nUpserted"), "matchedCount", n("nMatched"),
+		"modifiedCount", n("nModified"), "deletedCount", n("nDeleted"))
+	inserts, updates, deletes := bson.D{}, bson.D{}, bson.D{}
+	out := specOutcome{}
+	for _, iv := range mustValues(r.Lookup("cursor", "firstBatch").Array()) {
+		item := iv.Document()
+		i := int(item.Lookup("idx").Int32())
+		key := fmt.Sprint(i)
+		if ok, _ := item.Lookup("ok").AsFloat64OK(); ok != 1 {
+			code := item.Lookup("code").Int32()
+			if out.err == nil {
+				out.err = &cmdError{Code: code, CodeName: item.Lookup("codeName").StringValue(), Message: item.Lookup("errmsg").StringValue(), Raw: r}
+				out.writeErrors = map[string]int32{}
+			}
+			out.writeErrors[key] = code
+			continue
+		}
+		nn, _ := item.Lookup("n").AsInt64OK()
+		switch kinds[i] {
+		case "insertOne":
+			inserts = append(inserts, bson.E{Key: key, Value: d("insertedId", ids[i])})
+		case "deleteOne", "deleteMany":
+			deletes = append(deletes, bson.E{Key: key, Value: d("deletedCount", nn)})
+		default:
+			nm, _ := item.Lookup("nModified").AsInt64OK()
+			u := d("matchedCount", nn, "modifiedCount", nm)
+			if up, err := item.LookupErr("upserted", "_id"); err == nil {
+				u = append(u, bson.E{Key: "upsertedId", Value: up})
+			}
+			updates = append(updates, bson.E{Key: key, Value: u})
+		}
+	}
+	if n("nErrors") > 0 && out.err == nil {
+		out.err = &cmdError{Code: 0, Message: "bulkWrite reported errors", Raw: r}
+	}
+	if verbose {
+		res = append(res, bson.E{Key: "insertResults", Value: inserts}, bson.E{Key: "updateResults", Value: updates}, bson.E{Key: "deleteResults", Value: deletes})
+	}
+	succeeded := n("nInserted")+n("nUpserted")+n("nMatched")+n("nModified")+n("nDeleted") > 0 || len(inserts)+len(updates)+len(deletes) > 0
+	if out.err != nil && !succeeded {
+		return out // no partial result
+	}
+	raw, err := bson.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.result = bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: raw}
+	return out
 }

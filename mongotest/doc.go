@@ -124,7 +124,14 @@
 // them). Write replies have mongod's shape: n, nModified, upserted
 // [{index, _id}] and writeErrors [{index, code, errmsg, keyPattern,
 // keyValue}]; a bad query or update in one statement is that statement's
-// write error, a malformed statement fails the command.
+// write error, a malformed statement fails the command. bulkWrite (admin;
+// ops on any namespaces of nsInfo, ordered, errorsOnly, let,
+// bypassDocumentValidation, retryable with txnNumber) runs each op as a
+// one-statement insert, update or delete and replies with mongod's
+// per-op items ({ok, idx, n, nModified, upserted} or the error) through a
+// cursor on admin.$cmd.bulkWrite, beside nErrors, nInserted, nMatched,
+// nModified, nUpserted and nDeleted; nsInfo's collectionUUID,
+// encryptionInformation and isTimeseriesNamespace are NotImplemented.
 //
 // Reads: find (filter, projection, sort including {$natural: ±1}, skip,
 // limit, batchSize, singleBatch, tailable, awaitData, noCursorTimeout,
