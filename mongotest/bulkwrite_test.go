@@ -88,3 +88,23 @@ func relaxedDoc(t *testing.T, r bson.Raw) string {
 	}
 	return string(b)
 }
+
+// TestBulkWriteRetry: a retried bulkWrite (same lsid and txnNumber)
+// replies as the first attempt did and writes nothing again.
+func TestBulkWriteRetry(t *testing.T) {
+	s := NewServer(t, primaryOpts())
+	c := connect(t, s, clientOpts{})
+	cmd := withTxn(d("bulkWrite", 1, "nsInfo", bson.A{d("ns", "db.c")}, "ops", bson.A{
+		d("insert", 0, "document", d("_id", 1, "n", 0)),
+		d("update", 0, "filter", d("_id", 1), "updateMods", d("$inc", d("n", 1))),
+		d("update", 0, "filter", d("_id", 2), "updateMods", d("$inc", d("n", 1)), "upsert", true),
+	}), newLSID(), 1)
+	for attempt := 0; attempt < 3; attempt++ {
+		r := c.mustRun("admin", cmd)
+		expectField(t, r, "cursor.firstBatch", `[{"ok":1,"idx":0,"n":1},{"ok":1,"idx":1,"n":1,"nModified":1},{"ok":1,"idx":2,"n":1,"nModified":0,"upserted":{"_id":2}}]`)
+		expectField(t, r, "nUpserted", `1`)
+	}
+	if got, want := findAll(t, c, "db", "c"), `[{"_id":1,"n":1},{"_id":2,"n":1}]`; js(t, got) != js(t, want) {
+		t.Fatalf("db.c holds %s, want %s", got, want)
+	}
+}
