@@ -194,9 +194,6 @@ func createIndexesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error
 			if c := s.store.Collection(r.DB, collName); c != nil {
 				if dc := defaultCollation(c); dc != nil {
 					spec.Collation = dc.Spec()
-					if err := spec.CheckCollation(); err != nil {
-						return nil, err
-					}
 				}
 			}
 		}

@@ -73,8 +73,10 @@ func TestCollectionDefaultCollation(t *testing.T) {
 	expectField(t, r, "cursor.firstBatch.0.collation", full)
 	expectField(t, r, "cursor.firstBatch.1.collation", full)
 	expectField(t, r, "cursor.firstBatch.2.collation", `<missing>`)
-	_, err := c.run("db", d("createIndexes", "c", "indexes", bson.A{d("key", d("y", 1), "name", "y_1", "unique", true)}))
-	wantCode(t, err, 238, "unique")
+	// A unique index takes the default collation: "PING" and "ping" are
+	// one key.
+	_, err := c.run("db", d("createIndexes", "c", "indexes", bson.A{d("key", d("x", -1), "name", "x_u", "unique", true)}))
+	wantCode(t, err, 11000, "x_u")
 }
 
 func TestIndexCollation(t *testing.T) {
@@ -92,7 +94,6 @@ func TestIndexCollation(t *testing.T) {
 	}{
 		{"no locale", d("key", d("b", 1), "name", "b", "collation", d("strength", 1)), 40414, "collation.locale"},
 		{"unknown field", d("key", d("b", 1), "name", "b", "collation", d("locale", "fr", "foo", 1)), 40415, "collation.foo"},
-		{"unique", d("key", d("b", 1), "name", "b", "unique", true, "collation", d("locale", "fr")), 238, "unique"},
 		{"same name other collation", d("key", d("a", 1), "name", "a_fr", "collation", d("locale", "fr")), 85, "different options"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,4 +198,39 @@ func mustArray(t *testing.T, js string) bson.RawValue {
 		t.Fatal(err)
 	}
 	return doc.Lookup("a")
+}
+
+// TestUniqueIndexCollation: a unique index compares strings, also inside
+// documents and arrays, by its collation.
+func TestUniqueIndexCollation(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("createIndexes", "u", "indexes", bson.A{d("key", d("email", 1), "name", "email_ci", "unique", true, "collation", en2)}))
+	c.mustRun("db", d("insert", "u", "documents", bson.A{d("_id", 1, "email", "Ann@x.org"), d("_id", 2, "email", bson.A{"bob@x.org"}), d("_id", 3, "email", d("a", "Cy"))}))
+	for _, tc := range []struct {
+		name string
+		doc  bson.D
+		code int32
+	}{
+		{"case differs", d("_id", 10, "email", "ann@X.ORG"), 11000},
+		{"in an array", d("_id", 11, "email", "BOB@x.org"), 11000},
+		{"in a document", d("_id", 12, "email", d("a", "cy")), 11000},
+		{"accent differs", d("_id", 13, "email", "ánn@x.org"), 0},
+		{"new", d("_id", 14, "email", "dee@x.org"), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.mustRun("db", d("insert", "u", "documents", bson.A{tc.doc}))
+			if tc.code == 0 {
+				expectField(t, r, "n", "1")
+				return
+			}
+			expectField(t, r, "writeErrors.0.code", "11000")
+			expectField(t, r, "writeErrors.0.keyPattern", `{"email":1}`)
+		})
+	}
+	// A document may change its own key's case; an update into another
+	// document's key fails.
+	r := c.mustRun("db", d("update", "u", "updates", bson.A{d("q", d("_id", 14), "u", d("$set", d("email", "DEE@x.org")))}))
+	expectField(t, r, "nModified", "1")
+	r = c.mustRun("db", d("update", "u", "updates", bson.A{d("q", d("_id", 14), "u", d("$set", d("email", "ANN@x.org")))}))
+	expectField(t, r, "writeErrors.0.code", "11000")
 }

@@ -170,8 +170,9 @@
 // bad locale BadValue) and compared by CLDR's collation tables
 // (golang.org/x/text/collate): locale, strength 1-5, caseLevel,
 // numericOrdering, backwards. caseFirst upper/lower, alternate
-// "shifted", locale variants ("@collation=") and unique indexes with a
-// collation fail with NotImplemented. A view's collation is the one its
+// "shifted" and locale variants ("@collation=") fail with NotImplemented.
+// A unique index with a collation (its own or the collection's) compares
+// strings by it. A view's collation is the one its
 // reads use; naming another fails with OptionNotSupportedOnView (167), as
 // does a view on a view of another collation. listIndexes
 // and listCollections show collations with mongod's defaults filled in;

@@ -11,8 +11,10 @@
 //     decimal128 (1, 1.0, NumberLong(1) and NumberDecimal("1.0") collide,
 //     -0.0 equals 0, NaN equals NaN), strings and symbols by their bytes (the
 //     simple collation only), documents by field names, order and values.
-//   - An index's collation (IndexSpec.Collation) is listed and tells
-//     indexes apart; a unique index with one is refused (NotImplemented).
+//   - An index's collation (IndexSpec.Collation) is listed, tells indexes
+//     apart, and is how a unique index compares strings (by their
+//     collation sort keys). The _id index keys strings by their bytes even
+//     in a collection with a default collation.
 //   - Secondary indexes are bookkeeping for listIndexes plus uniqueness
 //     enforcement; queries never use them. Non-unique indexes still reject
 //     documents with parallel arrays, as mongod does.

@@ -46,10 +46,8 @@ type IndexSpec struct {
 	// Version is the index version "v", 2 unless given.
 	Version int32
 	// Collation is the index's collation with mongod's defaults filled in
-	// (nil for simple). It is listed, and tells apart indexes on one key
-	// pattern; queries never use indexes here, so it changes no result.
-	// A unique index with a collation is refused (NotImplemented): its
-	// keys would have to compare by the collation.
+	// (nil for simple). It is listed, tells apart indexes on one key
+	// pattern, and a unique index compares strings by it.
 	Collation bson.Raw
 }
 
@@ -183,16 +181,7 @@ func ParseIndexSpec(spec bson.Raw) (IndexSpec, error) {
 	if !haveName {
 		s.Name = DefaultIndexName(s.Key)
 	}
-	return s, s.CheckCollation()
-}
-
-// CheckCollation refuses what this store cannot build under a non-simple
-// collation: a unique index (its keys would compare by the collation).
-func (s IndexSpec) CheckCollation() error {
-	if s.Collation != nil && s.Unique {
-		return mongoerr.New(mongoerr.NotImplemented, "mongotest does not support unique index %s with a non-simple collation", s.Name)
-	}
-	return nil
+	return s, nil
 }
 
 // truthy reads a boolean option the way mongod does: a bool, or a number
@@ -307,8 +296,9 @@ func parseKeyPattern(key bson.Raw) ([]indexField, error) {
 type index struct {
 	spec     IndexSpec
 	fields   []indexField
-	identity string             // Key of the key pattern, for conflict checks
-	entries  map[string]*record // unique indexes only: key to owner
+	identity string               // Key of the key pattern, for conflict checks
+	entries  map[string]*record   // unique indexes only: key to owner
+	coll     *collation.Collation // strings key by its sort keys; nil: bytes
 }
 
 // needsKeys reports whether inserts must compute this index's keys: to
@@ -441,7 +431,7 @@ func (ix *index) keys(doc bson.Raw) (keys []indexKey, skip bool, err error) {
 	per := make([][]fieldValue, len(walks))
 	total := 1
 	for i := range walks {
-		per[i] = distinct(walks[i].vals)
+		per[i] = distinct(walks[i].vals, ix.coll)
 		total *= len(per[i])
 		if total > maxKeysPerDoc {
 			return nil, false, newError(codeCannotCreateIndex, "a document produces more than %d keys for index %s", maxKeysPerDoc, ix.spec.Name)
@@ -489,7 +479,7 @@ type fieldValue struct {
 
 // distinct keys vals and drops repeated keys (an array holding a value
 // twice indexes it once).
-func distinct(vals []bson.RawValue) []fieldValue {
+func distinct(vals []bson.RawValue, coll *collation.Collation) []fieldValue {
 	out := make([]fieldValue, 0, len(vals))
 	var seen map[string]bool
 	if len(vals) > 16 {
@@ -497,7 +487,7 @@ func distinct(vals []bson.RawValue) []fieldValue {
 	}
 outer:
 	for _, v := range vals {
-		k := Key(v)
+		k := Key(collateValue(v, coll))
 		if seen != nil {
 			if seen[k] {
 				continue
@@ -576,3 +566,32 @@ func docKey(doc bson.Raw) string {
 
 // typeName is the name mongod gives a BSON type in messages.
 func typeName(t bson.Type) string { return mongoerr.TypeName(t) }
+
+// collateValue returns v with every string in it (in documents and arrays
+// too) replaced by its sort key under coll, so that keys of values the
+// collation deems equal are equal; with a nil coll, v itself.
+func collateValue(v bson.RawValue, coll *collation.Collation) bson.RawValue {
+	if coll == nil {
+		return v
+	}
+	switch v.Type {
+	case bson.TypeString, bson.TypeSymbol:
+		s, ok := stringBytes(v.Value)
+		if !ok {
+			return v
+		}
+		return bson.RawValue{Type: bson.TypeString, Value: bson.AppendString(nil, string(coll.SortKey(string(s))))}
+	case bson.TypeEmbeddedDocument, bson.TypeArray:
+		start, b := bson.AppendDocumentStart(nil)
+		it := bson.Raw(v.Value).Iter()
+		for it.Next() {
+			b = bson.AppendValueElement(b, it.Key(), collateValue(it.Value(), coll))
+		}
+		out, err := bson.AppendDocumentEnd(b, start)
+		if err != nil || it.Err() != nil {
+			return v
+		}
+		return bson.RawValue{Type: v.Type, Value: out}
+	}
+	return v
+}

@@ -31,7 +31,7 @@ func TestParseIndexSpec(t *testing.T) {
 		{`{"key": {"a": 1}, "expireAfterSeconds": -1}`, codeCannotCreateIndex, ""},
 		{`{"key": {"a": 1}, "expireAfterSeconds": "1"}`, codeCannotCreateIndex, ""},
 		{`{"key": {"a": 1}, "v": 3}`, codeCannotCreateIndex, ""},
-		{`{"key": {"a": 1}, "unique": true, "collation": {"locale": "fr"}}`, mongoerr.NotImplemented, ""},
+		{`{"key": {"a": 1}, "unique": true, "collation": {"locale": "fr", "alternate": "shifted"}}`, mongoerr.NotImplemented, ""},
 		{`{"key": {"a": 1}, "collation": {"locale": "fr", "strength": 7}}`, 51024, ""},
 		{`{"key": {"a": 1}, "bogus": 1}`, codeInvalidIndexSpecificationOption, ""},
 		{`{"key": {}}`, codeCannotCreateIndex, ""},

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
@@ -110,6 +111,11 @@ func compileIndex(s IndexSpec) (*index, error) {
 		s.ExpireAfterSeconds = &n
 	}
 	ix := &index{spec: s, fields: fields, identity: docKey(s.Key)}
+	if s.Collation != nil {
+		if ix.coll, err = collation.Parse(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: s.Collation}); err != nil {
+			return nil, err
+		}
+	}
 	if s.Unique {
 		ix.entries = make(map[string]*record)
 	}
