@@ -234,3 +234,22 @@ func TestUniqueIndexCollation(t *testing.T) {
 	r = c.mustRun("db", d("update", "u", "updates", bson.A{d("q", d("_id", 14), "u", d("$set", d("email", "ANN@x.org")))}))
 	expectField(t, r, "writeErrors.0.code", "11000")
 }
+
+// TestIDCollation: in a collection with a default collation, _ids that it
+// deems equal collide, and an _id lookup honours the query's collation.
+func TestIDCollation(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("create", "c", "collation", en2))
+	c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", "a", "n", 1)}))
+	r := c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", "A")}))
+	expectField(t, r, "writeErrors.0.code", "11000")
+	expectField(t, c.mustRun("db", d("find", "c", "filter", d("_id", "A"))), "cursor.firstBatch", `[{"_id":"a","n":1}]`)
+	expectField(t, c.mustRun("db", d("find", "c", "filter", d("_id", "A"), "collation", d("locale", "simple"))), "cursor.firstBatch", `[]`)
+	expectField(t, c.mustRun("db", d("find", "c", "filter", d("_id", "a"), "collation", d("locale", "simple"))), "cursor.firstBatch", `[{"_id":"a","n":1}]`)
+	r = c.mustRun("db", d("update", "c", "updates", bson.A{d("q", d("_id", "A"), "u", d("$inc", d("n", 1)))}))
+	expectField(t, r, "nModified", "1")
+	r = c.mustRun("db", d("delete", "c", "deletes", bson.A{d("q", d("_id", "A"), "limit", 1, "collation", d("locale", "simple"))}))
+	expectField(t, r, "n", "0")
+	r = c.mustRun("db", d("delete", "c", "deletes", bson.A{d("q", d("_id", "A"), "limit", 1)}))
+	expectField(t, r, "n", "1")
+}

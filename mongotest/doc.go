@@ -176,8 +176,7 @@
 // reads use; naming another fails with OptionNotSupportedOnView (167), as
 // does a view on a view of another collation. listIndexes
 // and listCollections show collations with mongod's defaults filled in;
-// the _id index of a collection with a collation still keys _id strings
-// by their bytes.
+// the _id index of a collection with a collation keys _ids by it.
 //
 // let: find, update, delete and findAndModify take let (reads on views
 // too); $expr works in

@@ -163,7 +163,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		// The _id index answers at most one document: no cursor.
 		var docs []bson.Raw
 		if c := s.store.Collection(r.DB, collName); c != nil {
-			if doc, found := c.FindByID(id); found {
+			if doc, found := c.FindByID(id); found && m.Match(doc) {
 				docs = []bson.Raw{doc}
 			}
 		}
@@ -233,7 +233,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	default:
 		if id, ok := m.IDEquality(); ok && o.skip == 0 && !o.tailable && !o.showRecordID && o.keys == keyNone {
 			// The _id index answers at most one document.
-			if doc, found := c.FindByID(id); found {
+			if doc, found := c.FindByID(id); found && m.Match(doc) {
 				if proj != nil {
 					if doc, err = proj.Apply(nil, doc); err != nil {
 						return nil, err

@@ -256,7 +256,7 @@ func arrayFiltersArg(doc bson.Raw, where string) ([]bson.Raw, error) {
 // index.
 func forEachMatch(c *store.Collection, m *query.Matcher, fn func(doc bson.Raw) bool) {
 	if id, ok := m.IDEquality(); ok {
-		if doc, found := c.FindByID(id); found {
+		if doc, found := c.FindByID(id); found && m.Match(doc) {
 			fn(doc)
 		}
 		return

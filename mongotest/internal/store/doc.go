@@ -13,8 +13,8 @@
 //     simple collation only), documents by field names, order and values.
 //   - An index's collation (IndexSpec.Collation) is listed, tells indexes
 //     apart, and is how a unique index compares strings (by their
-//     collation sort keys). The _id index keys strings by their bytes even
-//     in a collection with a default collation.
+//     collation sort keys). The _id index of a collection with a default
+//     collation ("collation" in CollectionOptions.Extra) keys by it too.
 //   - Secondary indexes are bookkeeping for listIndexes plus uniqueness
 //     enforcement; queries never use them. Non-unique indexes still reject
 //     documents with parallel arrays, as mongod does.
