@@ -1,6 +1,7 @@
 package mongotest
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -25,7 +26,7 @@ type queryEnv struct {
 // newQueryEnv reads the collation value cv and the let value lv (Type 0
 // when the command has none) of command cmd on db.collName.
 func (s *Server) newQueryEnv(cmd, db, collName string, cv, lv bson.RawValue) (*queryEnv, error) {
-	e := &queryEnv{now: time.Now()}
+	var e queryEnv
 	var err error
 	if cv.Type != 0 {
 		if e.coll, err = collation.Parse(cv); err != nil {
@@ -39,6 +40,7 @@ func (s *Server) newQueryEnv(cmd, db, collName string, cv, lv bson.RawValue) (*q
 		if !ok {
 			return nil, newError(mongoerr.TypeMismatch, "BSON field '%s.let' is the wrong type '%s', expected type 'object'", cmd, typeName(lv.Type))
 		}
+		e.now = time.Now()
 		let = append(bson.Raw(nil), let...) // cursors outlive the request
 		if e.vars, err = agg.EvalLet(let, e.now); err != nil {
 			return nil, err
@@ -58,8 +60,17 @@ func (s *Server) newQueryEnv(cmd, db, collName string, cv, lv bson.RawValue) (*q
 		}
 		e.coll = vc
 	}
-	return e, nil
+	if e.coll == nil && e.let == nil {
+		return &simpleEnv, nil // no allocation on find's hot path
+	}
+	out := new(queryEnv)
+	*out = e
+	return out, nil
 }
+
+// simpleEnv is the queryEnv of a command without collation or let; it is
+// never modified.
+var simpleEnv queryEnv
 
 // collator is e's collation as the query package takes it (a nil
 // interface for simple).
@@ -73,9 +84,18 @@ func (e *queryEnv) collator() query.Collator {
 // matcher compiles filter with e's collation and $expr support.
 func (e *queryEnv) matcher(filter bson.Raw) (*query.Matcher, error) {
 	if e == nil {
-		e = &queryEnv{now: time.Now()}
+		e = &queryEnv{}
 	}
-	return query.NewMatcherWith(filter, query.Options{Collator: e.collator(), Expr: agg.ExprFilter(e.vars, e.now, e.collator())})
+	o := query.Options{Collator: e.collator()}
+	if bytes.Contains(filter, []byte("$expr")) {
+		// Only then: find's hot path should not pay for the compiler.
+		now := e.now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		o.Expr = agg.ExprFilter(e.vars, now, e.collator())
+	}
+	return query.NewMatcherWith(filter, o)
 }
 
 // sort compiles a sort specification with e's collation.
