@@ -105,6 +105,7 @@ func TestFind(t *testing.T) {
 		{"collation bad strength", d("find", "c", "collation", d("locale", "fr", "strength", 9)), 51024, "strength"},
 		{"collation bad locale", d("find", "c", "collation", d("locale", "xx_bogus")), 2, "locale"},
 		{"let not a document", d("find", "c", "let", 1), 14, "'find.let' is the wrong type"},
+		{"$expr in $elemMatch", d("find", "c", "filter", d("a", d("$elemMatch", d("$expr", d("$eq", bson.A{1, 1}))))), 2, "top-level document"},
 		{"undefined variable", d("find", "c", "filter", d("$expr", d("$eq", bson.A{"$a", "$$nope"}))), 17276, "nope"},
 		{"returnKey with a sort", d("find", "c", "returnKey", true, "sort", d("a", 1)), 238, "returnKey"},
 		{"min", d("find", "c", "min", d("_id", 1)), 238, "min"},

@@ -32,7 +32,8 @@ type Options struct {
 // parser compiles one filter with its options.
 type parser struct {
 	Options
-	errs *exprErrors
+	errs        *exprErrors
+	inElemMatch int // $elemMatch bodies being parsed, where $expr is refused
 }
 
 // exprErrors keeps the first error a $expr raised while matching, which
@@ -170,6 +171,9 @@ func (ps *parser) parseTopOperator(key string, v bson.RawValue, depth int) (node
 	case "$alwaysFalse":
 		return orNode(nil), nil
 	case "$expr":
+		if ps.inElemMatch > 0 {
+			return nil, mongoerr.New(mongoerr.BadValue, "$expr can only be applied to the top-level document")
+		}
 		if ps.Expr == nil {
 			return nil, unsupported(key)
 		}
@@ -451,7 +455,9 @@ func (ps *parser) parseElemMatch(v bson.RawValue, depth int) (elemPred, error) {
 		}
 		return elemMatchPred{sub: n, value: true}, nil
 	}
+	ps.inElemMatch++
 	n, err := ps.parseFilter(d, depth+1)
+	ps.inElemMatch--
 	if err != nil {
 		return nil, err
 	}
