@@ -2,7 +2,8 @@
 // stages of an aggregate command, checking each up front as mongod does,
 // and runs them over a stream of bson.Raw documents.
 //
-// Supported stages: $match (a query filter, plus a top-level $expr),
+// Supported stages: $match (a query filter, with $expr at its top level
+// or under $and, $or and $nor),
 // $project, $addFields and $set, $unset, $group, $sort, $skip, $limit,
 // $count, $unwind, $replaceRoot, $replaceWith, $lookup (equality,
 // pipeline and both), $facet, $unionWith, $sortByCount, $bucket and $out.
@@ -34,8 +35,6 @@
 //     non-integral Decimal128 does not share a group with an equal double.
 //   - $toString formats doubles with Go's shortest representation, which
 //     can differ from mongod's for very large or small magnitudes.
-//   - $expr in $match works only at the top level of the filter, not
-//     inside $and, $or or $nor.
 //   - $lookup reads only the aggregate's database, not other databases
 //     ({from: {db, coll}} is NotImplemented); $lookup and $unionWith see
 //     the collection's state as they start. Whether a name is a view is

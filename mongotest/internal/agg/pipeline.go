@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"bytes"
 	"math"
 	"sort"
 	"strings"
@@ -305,57 +306,70 @@ func runStages(e *env, stages []stage, docs []bson.Raw) ([]bson.Raw, error) {
 	return docs, nil
 }
 
-// matchStage is $match: a query filter, and a top-level $expr evaluated
-// with this package's expressions (the query package has none).
+// matchStage is $match: a query filter, its $expr (wherever $and, $or and
+// $nor put it) evaluated with this package's expressions.
 type matchStage struct {
-	m    *query.Matcher
-	expr expr // nil when the filter has no top-level $expr
+	m      *query.Matcher // nil when the filter has $expr: compiled per run, with the run's variables
+	filter bson.Raw
+	coll   query.Collator
 }
 
 func parseMatch(filter bson.Raw, coll query.Collator) (stage, error) {
-	s := &matchStage{}
-	if v, err := filter.LookupErr("$expr"); err == nil {
-		x, err := compileExpr(v)
+	s := &matchStage{filter: filter, coll: coll}
+	if !bytes.Contains(filter, []byte("$expr")) {
+		m, err := query.NewMatcherWith(filter, query.Options{Collator: coll})
 		if err != nil {
 			return nil, err
 		}
-		s.expr = x
-		start, rest := bson.AppendDocumentStart(nil)
-		it := filter.Iter()
-		for it.Next() {
-			if it.Key() != "$expr" {
-				rest = append(rest, it.Element()...)
-			}
-		}
-		if filter, err = bson.AppendDocumentEnd(rest, start); err != nil {
-			return nil, tooLarge(err)
-		}
+		s.m = m
+		return s, nil
 	}
-	m, err := query.NewMatcherWith(filter, query.Options{Collator: coll})
-	if err != nil {
+	// Compiled now for its errors, as mongod parses before running.
+	if _, err := s.compile(nil); err != nil {
 		return nil, err
 	}
-	s.m = m
 	return s, nil
 }
 
+// compile compiles the filter with its $expr evaluated in e (its
+// variables, clock and collations) on each document.
+func (s *matchStage) compile(e *env) (*query.Matcher, error) {
+	return query.NewMatcherWith(s.filter, query.Options{Collator: s.coll, Expr: func(operand bson.RawValue) (func(bson.Raw) (bool, error), error) {
+		x, err := compileExpr(operand)
+		if err != nil {
+			return nil, err
+		}
+		return func(doc bson.Raw) (bool, error) {
+			if e == nil {
+				return false, nil
+			}
+			sub := *e
+			sub.root = doc
+			v, err := x.eval(&sub)
+			if err != nil {
+				return false, err
+			}
+			return truthy(v), nil
+		}, nil
+	}})
+}
+
 func (s *matchStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
+	m := s.m
+	if m == nil {
+		var err error
+		if m, err = s.compile(e); err != nil {
+			return nil, err
+		}
+	}
 	out := docs[:0:0]
 	for _, d := range docs {
-		if !s.m.Match(d) {
-			continue
+		if m.Match(d) {
+			out = append(out, d)
 		}
-		if s.expr != nil {
-			e.root = d
-			v, err := s.expr.eval(e)
-			if err != nil {
-				return nil, err
-			}
-			if !truthy(v) {
-				continue
-			}
-		}
-		out = append(out, d)
+	}
+	if err := m.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
