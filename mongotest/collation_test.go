@@ -34,6 +34,8 @@ func TestCollation(t *testing.T) {
 		{"aggregate $expr $eq", d("aggregate", "c", "pipeline", bson.A{d("$match", d("$expr", d("$eq", bson.A{"$x", "PONG"})))}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"_id":3,"x":"pong"}]`},
 		{"aggregate $group", d("aggregate", "c", "pipeline", bson.A{d("$group", d("_id", "$x", "n", d("$sum", 1))), d("$match", d("n", 2))}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"_id":"ping","n":2}]`},
 		{"aggregate $group simple", d("aggregate", "c", "pipeline", bson.A{d("$group", d("_id", "$x", "n", d("$sum", 1))), d("$match", d("n", 2))}, "cursor", bson.D{}), "cursor.firstBatch", `[]`},
+		{"aggregate $lookup", d("aggregate", "c", "pipeline", bson.A{d("$match", d("_id", 3)), d("$lookup", d("from", "c", "localField", "x", "foreignField", "x", "as", "same")), d("$project", d("n", d("$size", "$same")))}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"_id":3,"n":1}]`},
+		{"aggregate $lookup equal by collation", d("aggregate", "c", "pipeline", bson.A{d("$match", d("_id", 1)), d("$lookup", d("from", "c", "localField", "x", "foreignField", "x", "as", "same")), d("$project", d("n", d("$size", "$same")))}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"_id":1,"n":2}]`},
 		{"delete", d("delete", "c", "deletes", bson.A{d("q", d("x", "PING"), "limit", 0, "collation", en2)}), "n", `2`},
 		{"update", d("update", "c", "updates", bson.A{d("q", d("x", "PING"), "u", d("$set", d("y", 1)), "multi", true, "collation", en2)}), "nModified", `2`},
 		{"update $addToSet refused", d("update", "c", "updates", bson.A{d("q", d("x", "PING"), "u", d("$addToSet", d("y", 1)), "collation", en2)}), "writeErrors.0.code", `238`},

@@ -10,11 +10,12 @@ import (
 
 // notCollated are the stages, expressions and accumulators that compare
 // strings in ways this package does not yet route through a collation
-// (set and array operators, $min/$max, $addToSet, $lookup's equality
-// match); under a non-simple collation they are refused rather than
-// answered by byte order. $group's keys do follow the collation.
+// (set and array operators, $min/$max, $addToSet, $bucket's
+// boundaries); under a non-simple collation they are refused rather than
+// answered by byte order. $group's keys and $lookup's matches do follow
+// the collation.
 var notCollated = map[string]bool{
-	"$bucket": true, "$bucketAuto": true, "$sortByCount": true, "$lookup": true,
+	"$bucket": true, "$bucketAuto": true,
 	"$graphLookup": true, "$setWindowFields": true, "$densify": true, "$fill": true,
 	"$setUnion": true, "$setIntersection": true, "$setDifference": true, "$setEquals": true,
 	"$setIsSubset": true, "$indexOfArray": true, "$max": true, "$min": true, "$sortArray": true,

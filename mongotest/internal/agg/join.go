@@ -354,7 +354,7 @@ func (l *lookupStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
 			if err != nil {
 				return nil, err
 			}
-			m, err := query.NewMatcher(f)
+			m, err := query.NewMatcherWith(f, query.Options{Collator: e.coll})
 			if err != nil {
 				return nil, err
 			}
