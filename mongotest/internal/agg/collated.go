@@ -10,16 +10,15 @@ import (
 
 // notCollated are the stages, expressions and accumulators that compare
 // strings in ways this package does not yet route through a collation
-// (set and array operators, $min/$max, $addToSet, $bucket's
-// boundaries); under a non-simple collation they are refused rather than
-// answered by byte order. $group's keys and $lookup's matches do follow
+// (set and array operators, $bucket's boundaries); under a non-simple
+// collation they are refused rather than answered by byte order. $group's
+// keys and its $min, $max and $addToSet, and $lookup's matches do follow
 // the collation.
 var notCollated = map[string]bool{
 	"$bucket": true, "$bucketAuto": true,
 	"$graphLookup": true, "$setWindowFields": true, "$densify": true, "$fill": true,
 	"$setUnion": true, "$setIntersection": true, "$setDifference": true, "$setEquals": true,
-	"$setIsSubset": true, "$indexOfArray": true, "$max": true, "$min": true, "$sortArray": true,
-	"$addToSet": true,
+	"$setIsSubset": true, "$indexOfArray": true, "$sortArray": true,
 }
 
 // checkCollated refuses, anywhere in v, a key notCollated names.
