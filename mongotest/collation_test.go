@@ -39,7 +39,8 @@ func TestCollation(t *testing.T) {
 		{"aggregate $min $max $addToSet", d("aggregate", "c", "pipeline", bson.A{d("$match", d("_id", d("$lt", 4))), d("$group", d("_id", nil, "lo", d("$min", "$x"), "hi", d("$max", "$x"), "set", d("$addToSet", "$x")))}, "cursor", bson.D{}, "collation", en2), "cursor.firstBatch", `[{"_id":null,"lo":"ping","hi":"pong","set":["ping","pong"]}]`},
 		{"delete", d("delete", "c", "deletes", bson.A{d("q", d("x", "PING"), "limit", 0, "collation", en2)}), "n", `2`},
 		{"update", d("update", "c", "updates", bson.A{d("q", d("x", "PING"), "u", d("$set", d("y", 1)), "multi", true, "collation", en2)}), "nModified", `2`},
-		{"update $addToSet refused", d("update", "c", "updates", bson.A{d("q", d("x", "PING"), "u", d("$addToSet", d("y", 1)), "collation", en2)}), "writeErrors.0.code", `238`},
+		{"update $min by collation", d("update", "c", "updates", bson.A{d("q", d("_id", 1), "u", d("$min", d("x", "PONG")), "collation", en2)}), "nModified", `0`},
+		{"update $min by bytes", d("update", "c", "updates", bson.A{d("q", d("_id", 1), "u", d("$min", d("x", "PONG")))}), "nModified", `1`},
 		{"findAndModify", d("findAndModify", "c", "query", d("x", "PONG"), "update", d("$set", d("y", 1)), "new", true, "collation", en2), "value", `{"_id":3,"x":"pong","y":1}`},
 		{"find with _id string", d("find", "c", "filter", d("_id", 1, "x", "PING"), "collation", en2), "cursor.firstBatch", `[{"_id":1,"x":"ping"}]`},
 	} {
@@ -255,4 +256,37 @@ func TestIDCollation(t *testing.T) {
 	expectField(t, r, "n", "0")
 	r = c.mustRun("db", d("delete", "c", "deletes", bson.A{d("q", d("_id", "A"), "limit", 1)}))
 	expectField(t, r, "n", "1")
+}
+
+// TestUpdateOperatorsCollation: the array operators and arrayFilters of an
+// update compare strings by the statement's collation.
+func TestUpdateOperatorsCollation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		u    any
+		af   bson.A
+		want string // a afterwards
+	}{
+		{"$addToSet", d("$addToSet", d("a", "B")), nil, `["a","b"]`},
+		{"$addToSet $each", d("$addToSet", d("a", d("$each", bson.A{"A", "c"}))), nil, `["a","b","c"]`},
+		{"$pull", d("$pull", d("a", "B")), nil, `["a"]`},
+		{"$pull $in", d("$pull", d("a", d("$in", bson.A{"A"}))), nil, `["b"]`},
+		{"$pullAll", d("$pullAll", d("a", bson.A{"A", "B"})), nil, `[]`},
+		{"$push $sort", d("$push", d("a", d("$each", bson.A{"C"}, "$sort", 1))), nil, `["a","b","C"]`},
+		{"arrayFilters", d("$set", d("a.$[e]", "z")), bson.A{d("e", "B")}, `["a","z"]`},
+		{"$max", d("$max", d("s", "PING")), nil, `["a","b"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, c := crudServer(t)
+			c.mustRun("db", d("insert", "c", "documents", bson.A{d("_id", 1, "a", bson.A{"a", "b"}, "s", "ping")}))
+			stmt := d("q", d("_id", 1), "u", tc.u, "collation", en2)
+			if tc.af != nil {
+				stmt = append(stmt, bson.E{Key: "arrayFilters", Value: tc.af})
+			}
+			c.mustRun("db", d("update", "c", "updates", bson.A{stmt}))
+			r := c.mustRun("db", d("find", "c"))
+			expectField(t, r, "cursor.firstBatch.0.a", tc.want)
+			expectField(t, r, "cursor.firstBatch.0.s", `"ping"`)
+		})
+	}
 }
