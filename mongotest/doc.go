@@ -164,24 +164,29 @@
 // store as mongod 5.0+ sends the write to the primary.
 //
 // Collation: find, count, distinct, aggregate, update and delete
-// statements, findAndModify and create (the collection's default, used by
-// commands without their own) take a collation, parsed as mongod does
-// (missing locale 40414, unknown field 40415, strength outside 0-5 51024,
-// bad locale BadValue) and compared by CLDR's collation tables
-// (golang.org/x/text/collate): locale, strength 1-5, caseLevel,
-// numericOrdering, backwards. caseFirst upper/lower, alternate
-// "shifted" and locale variants ("@collation=") fail with NotImplemented.
-// A unique index with a collation (its own or the collection's) compares
-// strings by it. A view's collation is the one its
-// reads use; naming another fails with OptionNotSupportedOnView (167), as
-// does a view on a view of another collation. listIndexes
-// and listCollections show collations with mongod's defaults filled in;
-// the _id index of a collection with a collation keys _ids by it.
+// statements, findAndModify, bulkWrite ops and create (the collection's
+// default, used by commands without their own) take a collation, parsed
+// as mongod does (missing locale 40414, unknown field 40415, strength
+// outside 0-5 51024, bad locale BadValue) and compared by CLDR's
+// collation tables (golang.org/x/text/collate): locale, strength 1-5,
+// caseLevel, numericOrdering, backwards. It governs filters, sorts,
+// distinct's values, $group keys and its $min, $max and $addToSet,
+// $lookup matches, comparison expressions, the update operators that
+// compare ($min, $max, $addToSet, $pull, $pullAll, $push's $sort) and
+// arrayFilters. caseFirst upper/lower, alternate "shifted", locale
+// variants ("@collation="), and $bucket, set operators, $indexOfArray,
+// $sortArray and $merge under a collation fail with NotImplemented. A
+// unique index with a collation (its own or the collection's) and the
+// _id index of a collection with one compare strings by it. A view's
+// collation is the one its reads use; naming another fails with
+// OptionNotSupportedOnView (167), as does a view on a view of another
+// collation. listIndexes and listCollections show collations with
+// mongod's defaults filled in.
 //
-// let: find, update, delete and findAndModify take let (reads on views
-// too); $expr works in
-// their filters (anywhere $and, $or and $nor reach) and pipeline updates
-// read the variables.
+// let: find, update, delete, findAndModify and bulkWrite take let (reads
+// on views too); $expr works in their filters (at the top level and under
+// $and, $or and $nor; inside $elemMatch it is BadValue, as in mongod) and
+// pipeline updates read the variables.
 //
 // Views: create with viewOn, pipeline and collation,
 // listed with type "view"; find, aggregate, count and distinct run the
