@@ -173,9 +173,9 @@
 // distinct's values, $group keys and its $min, $max and $addToSet,
 // $lookup matches, comparison expressions, the update operators that
 // compare ($min, $max, $addToSet, $pull, $pullAll, $push's $sort) and
-// arrayFilters. caseFirst upper/lower, alternate "shifted", locale
-// variants ("@collation="), and $bucket, set operators, $indexOfArray,
-// $sortArray and $merge under a collation fail with NotImplemented. A
+// arrayFilters, and $bucket's boundaries. caseFirst upper/lower, alternate
+// "shifted", locale variants ("@collation=") and $merge under a collation
+// fail with NotImplemented. A
 // unique index with a collation (its own or the collection's) and the
 // _id index of a collection with one compare strings by it. A view's
 // collation is the one its reads use; naming another fails with

@@ -10,12 +10,12 @@ import (
 
 // notCollated are the stages, expressions and accumulators that compare
 // strings in ways this package does not yet route through a collation
-// (set and array operators, $bucket's boundaries); under a non-simple
-// collation they are refused rather than answered by byte order. $group's
-// keys and its $min, $max and $addToSet, and $lookup's matches do follow
-// the collation.
+// (set and array operators, and stages this package does not run at
+// all); under a non-simple collation they are refused rather than
+// answered by byte order. $group's keys and its $min, $max and $addToSet,
+// $bucket's boundaries and $lookup's matches do follow the collation.
 var notCollated = map[string]bool{
-	"$bucket": true, "$bucketAuto": true,
+	"$bucketAuto":  true,
 	"$graphLookup": true, "$setWindowFields": true, "$densify": true, "$fill": true,
 	"$setUnion": true, "$setIntersection": true, "$setDifference": true, "$setEquals": true,
 	"$setIsSubset": true, "$indexOfArray": true, "$sortArray": true,

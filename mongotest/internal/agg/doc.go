@@ -41,11 +41,8 @@
 //     Options.Collections' business (mongotest reads a view as its
 //     pipeline's result).
 //   - Options.Collation applies to $match, $sort, $group's (and
-//     $sortByCount's) keys and its $min, $max and $addToSet, $lookup's
-//     matches and the comparison expressions; under a non-simple
-//     collation the stages and operators that would need it elsewhere
-//     ($bucket, set operators, $indexOfArray, $sortArray) fail with
-//     NotImplemented.
+//     $sortByCount's) keys and its $min, $max and $addToSet, $bucket's
+//     boundaries, $lookup's matches and the comparison expressions.
 //   - The 100 MB memory limits of $group and $sort are not implemented;
 //     every document is still held to mongod's 16 MiB limit.
 package agg

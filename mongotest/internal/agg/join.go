@@ -536,14 +536,14 @@ func (p pairStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
 	return p.b.run(e, docs)
 }
 
-func sortBy(field string, dir int32) (stage, error) {
+func sortBy(field string, dir int32, coll query.Collator) (stage, error) {
 	s, b := bson.AppendDocumentStart(nil)
 	b = bson.AppendValueElement(b, field, int32Value(dir))
 	d, err := endDoc(b, s)
 	if err != nil {
 		return nil, err
 	}
-	srt, err := query.NewSort(d)
+	srt, err := query.NewSortWith(d, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -572,7 +572,7 @@ func parseSortByCount(spec bson.RawValue) (stage, error) {
 		return nil, err
 	}
 	g := &group{id: id, accs: []accSpec{{field: "count", op: "$sum", arg: literalExpr{int32Value(1)}}}}
-	s, err := sortBy("count", -1)
+	s, err := sortBy("count", -1, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -596,7 +596,7 @@ func (b bucketID) eval(e *env) (bson.RawValue, error) {
 		v = nullValue
 	}
 	for i := 1; i < len(b.boundaries); i++ {
-		if compare(v, b.boundaries[i-1]) >= 0 && compare(v, b.boundaries[i]) < 0 {
+		if e.compare(v, b.boundaries[i-1]) >= 0 && e.compare(v, b.boundaries[i]) < 0 {
 			return b.boundaries[i-1], nil
 		}
 	}
@@ -664,7 +664,8 @@ func hasPathOrVar(v bson.RawValue) bool {
 	return false
 }
 
-func parseBucket(spec bson.RawValue) (stage, error) {
+func parseBucket(spec bson.RawValue, coll query.Collator) (stage, error) {
+	compare := func(a, b bson.RawValue) int { return query.CompareWith(a, b, coll) }
 	if spec.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.New(40201, "Argument to $bucket stage must be an object, but found type: %s.", typeName(spec))
 	}
@@ -769,7 +770,7 @@ func parseBucket(spec bson.RawValue) (stage, error) {
 		return nil, err
 	}
 	g.id = id
-	srt, err := sortBy("_id", 1)
+	srt, err := sortBy("_id", 1, coll)
 	if err != nil {
 		return nil, err
 	}

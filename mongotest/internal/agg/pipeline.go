@@ -232,7 +232,7 @@ func compileStage(name string, spec bson.RawValue, o Options) (stage, error) {
 	case "$sortByCount":
 		return parseSortByCount(spec)
 	case "$bucket":
-		return parseBucket(spec)
+		return parseBucket(spec, o.Collation)
 	}
 	if knownUnsupported[name] {
 		return nil, mongoerr.New(mongoerr.NotImplemented, "the %s stage is not supported by mongotest", name)
