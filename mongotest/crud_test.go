@@ -139,6 +139,7 @@ func TestWriteCommandErrors(t *testing.T) {
 		{"empty batch", d("insert", "c", "documents", bson.A{}), 16, "Got 0 operations"},
 		{"non-document", d("insert", "c", "documents", bson.A{1}), 14, "insert.documents.0"},
 		{"collection type", d("insert", 1, "documents", bson.A{bson.D{}}), 73, "invalid type"},
+		{"insert collation", d("insert", "c", "documents", bson.A{bson.D{}}, "collation", d("locale", "fr")), 40415, "'insert.collation' is an unknown field"},
 		{"update let not a document", d("update", "c", "updates", bson.A{d("q", bson.D{}, "u", d("$set", d("a", 1)))}, "let", 1), 14, "'update.let' is the wrong type"},
 		{"delete let not a document", d("delete", "c", "deletes", bson.A{d("q", bson.D{}, "limit", 0)}, "let", "x"), 14, "'delete.let' is the wrong type"},
 		{"transaction", d("insert", "c", "documents", bson.A{bson.D{}}, "startTransaction", true), 238, "transactions"},
