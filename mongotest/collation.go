@@ -28,6 +28,9 @@ type queryEnv struct {
 func (s *Server) newQueryEnv(cmd, db, collName string, cv, lv bson.RawValue) (*queryEnv, error) {
 	var e queryEnv
 	var err error
+	if cv.Type != 0 && cv.Type != bson.TypeEmbeddedDocument {
+		return nil, newError(mongoerr.TypeMismatch, "BSON field '%s.collation' is the wrong type '%s', expected type 'object'", cmd, typeName(cv.Type))
+	}
 	if cv.Type != 0 {
 		if e.coll, err = collation.Parse(cv); err != nil {
 			return nil, err

@@ -103,6 +103,7 @@ func TestFind(t *testing.T) {
 		{"unknown field", d("find", "c", "bogus", 1), 40415, "find.bogus"},
 		{"collation alternate shifted", d("find", "c", "collation", d("locale", "fr", "alternate", "shifted")), 238, "alternate"},
 		{"collation bad strength", d("find", "c", "collation", d("locale", "fr", "strength", 9)), 51024, "strength"},
+		{"collation not a document", d("find", "c", "collation", "fr"), 14, "'find.collation' is the wrong type 'string'"},
 		{"collation bad locale", d("find", "c", "collation", d("locale", "xx_bogus")), 2, "locale"},
 		{"let not a document", d("find", "c", "let", 1), 14, "'find.let' is the wrong type"},
 		{"$expr in $elemMatch", d("find", "c", "filter", d("a", d("$elemMatch", d("$expr", d("$eq", bson.A{1, 1}))))), 2, "top-level document"},
