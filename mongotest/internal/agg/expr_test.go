@@ -296,22 +296,3 @@ func TestUnknownExpressionMessage(t *testing.T) {
 		t.Fatalf("got %+v", me)
 	}
 }
-
-func TestFieldExprs(t *testing.T) {
-	runExprCases(t, []exprCase{
-		{"getField shorthand", `{"$getField": "i"}`, `7`, 0},
-		{"getField input", `{"$getField": {"field": "q", "input": "$o.p"}}`, `9`, 0},
-		{"getField dollar name", `{"$getField": {"field": {"$literal": "$x"}, "input": {"$literal": {"$x": 1}}}}`, `1`, 0},
-		{"getField missing", `{"$getField": {"field": "zz", "input": "$o"}}`, `missing`, 0},
-		{"getField null input", `{"$getField": {"field": "a", "input": "$nul"}}`, `missing`, 0},
-		{"getField non-object input", `{"$getField": {"field": "a", "input": "$i"}}`, ``, 3041705},
-		{"getField non-constant field", `{"$getField": {"field": "$s", "input": "$o"}}`, ``, 5654600},
-		{"setField adds", `{"$setField": {"field": "a.b", "input": "$o.p", "value": 1}}`, `{"q": 9, "a.b": 1}`, 0},
-		{"setField replaces in place", `{"$setField": {"field": "q", "input": "$o.p", "value": "x"}}`, `{"q": "x"}`, 0},
-		{"setField remove", `{"$setField": {"field": "q", "input": "$o.p", "value": "$$REMOVE"}}`, `{}`, 0},
-		{"setField null input", `{"$setField": {"field": "q", "input": null, "value": 1}}`, `null`, 0},
-		{"setField needs value", `{"$setField": {"field": "q", "input": "$o"}}`, ``, mongoerr.FailedToParse},
-		{"unsetField", `{"$unsetField": {"field": "q", "input": "$o.p"}}`, `{}`, 0},
-		{"unsetField not object arg", `{"$unsetField": "q"}`, ``, 4161100},
-	})
-}

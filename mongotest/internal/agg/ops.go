@@ -77,9 +77,6 @@ func init() {
 		"$toBool":      {1, 1, convertOp(toBool), nil},
 		"$rand":        {0, 0, nil, compileRand},
 		"$let":         {0, 0, nil, compileLetExpr},
-		"$getField":    {0, 0, nil, compileFieldOp},
-		"$setField":    {0, 0, nil, compileFieldOp},
-		"$unsetField":  {0, 0, nil, compileFieldOp},
 	}
 }
 

@@ -72,6 +72,8 @@ const (
 	StaleConfig                     = 13388
 	ReauthenticationRequired        = 391
 	IncompatibleCollationVersion    = 161
+	CannotCreateIndex               = 67
+	InvalidIndexSpecificationOption = 197
 )
 
 var names = map[int32]string{
@@ -96,6 +98,7 @@ var names = map[int32]string{
 	ExceededTimeLimit: "ExceededTimeLimit", TransactionTooOld: "TransactionTooOld",
 	IncompleteTransactionHistory: "IncompleteTransactionHistory", NoSuchTransaction: "NoSuchTransaction",
 	StaleConfig: "StaleConfig", ReauthenticationRequired: "ReauthenticationRequired",
+	CannotCreateIndex: "CannotCreateIndex", InvalidIndexSpecificationOption: "InvalidIndexSpecificationOption",
 }
 
 // CodeName returns the name mongod gives code, or "Location<code>" for

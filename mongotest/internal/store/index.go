@@ -49,6 +49,9 @@ type IndexSpec struct {
 	// (nil for simple). It is listed, tells apart indexes on one key
 	// pattern, and a unique index compares strings by it.
 	Collation bson.Raw
+	// Clustered marks a clustered collection's cluster key, which
+	// listIndexes shows in place of the _id index.
+	Clustered bool
 }
 
 // Raw returns the index as listIndexes shows it: {v, key, name, ...}.
@@ -63,6 +66,9 @@ func (s IndexSpec) Raw() bson.Raw {
 	b = bson.AppendStringElement(b, "name", s.Name)
 	if s.Unique {
 		b = bson.AppendBooleanElement(b, "unique", true)
+	}
+	if s.Clustered {
+		b = bson.AppendBooleanElement(b, "clustered", true)
 	}
 	if s.Sparse {
 		b = bson.AppendBooleanElement(b, "sparse", true)
