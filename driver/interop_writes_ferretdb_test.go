@@ -197,6 +197,39 @@ var interopWriteFlows = []interopFlow{
 		}
 		return interopUpdateText(r) + "; " + got + "; " + interopWriteErrorsText(we.WriteErrors)
 	}},
+	{name: "UpdateOne with arrayFilters", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		start, err := bson.ParseExtJSON([]byte(`{"_id": 1, "a": [1, 2, 3, 4]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.coll.InsertOne(ctx, start); err != nil {
+			t.Fatal(err)
+		}
+		r, err := env.coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$set", Value: bson.D{{Key: "a.$[big]", Value: 0}}}},
+			&driver.UpdateOptions{ArrayFilters: []any{bson.D{{Key: "big", Value: bson.D{{Key: "$gte", Value: 3}}}}}})
+		if err != nil || r.ModifiedCount != 1 {
+			t.Fatalf("UpdateOne with arrayFilters: %v, %v", r, err)
+		}
+		got := interopDoc(t, ctx, env.coll, 1)
+		if got != `{"_id":1,"a":[1,2,0,0]}` {
+			t.Fatalf("after the update: %s", got)
+		}
+		return got
+	}, ferretSkip: `FerretDB v1 has no arrayFilters: server error 238 (NotImplemented): q: support for field "arrayFilters" with value ... is not implemented yet`},
+	{name: "UpdateMany and DeleteMany with a collation", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		interopSeedPeople(t, ctx, env.coll)
+		en2 := bson.D{{Key: "locale", Value: "en"}, {Key: "strength", Value: 2}}
+		u, err := env.coll.UpdateMany(ctx, bson.D{{Key: "name", Value: bson.D{{Key: "$in", Value: bson.A{"ADA", "cy"}}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "hit", Value: true}}}}, &driver.UpdateOptions{Collation: en2})
+		if err != nil || u.MatchedCount != 2 {
+			t.Fatalf("UpdateMany under strength 2: %v, %v", u, err)
+		}
+		d, err := env.coll.DeleteMany(ctx, bson.D{{Key: "name", Value: "BOB"}}, &driver.DeleteOptions{Collation: en2})
+		if err != nil || d.DeletedCount != 1 {
+			t.Fatalf("DeleteMany under strength 2: %v, %v", d, err)
+		}
+		return fmt.Sprintf("%s; deleted %d", interopUpdateText(u), d.DeletedCount)
+	}, ferretSkip: `FerretDB v1 has no collation: server error 238 (NotImplemented): q: support for field "collation" with value ... is not implemented yet`},
 	{name: "update errors", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 		interopSeed(t, ctx, env.coll, 3)
 		var out []string
