@@ -1,0 +1,151 @@
+// Package mongotestdeploy plays the deployments of the unified test
+// runner (package unified) with mongotest servers in this process: a
+// standalone, a three-member replica set, a mongos behind a load balancer
+// and, until a real sharded cluster is available in mongotest, two
+// independent mongos routers.
+package mongotestdeploy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mongoscope/mongoscope/internal/spectest/unified"
+	"github.com/mongoscope/mongoscope/mongotest"
+)
+
+// The credential of a deployment started with authentication.
+const (
+	User     = "unified-user"
+	Password = "pencil-Secret-42"
+)
+
+// Provider starts mongotest deployments. The zero value plays every
+// topology it knows.
+type Provider struct {
+	// Only, when set, limits the topologies to these, in this order.
+	Only []string
+}
+
+var _ unified.Provider = Provider{}
+
+// Topologies implements unified.Provider.
+func (p Provider) Topologies() []string {
+	if len(p.Only) > 0 {
+		return p.Only
+	}
+	return []string{"single", "replicaset", "sharded", "load-balanced"}
+}
+
+// Start implements unified.Provider.
+func (p Provider) Start(topology string, auth bool) (unified.Deployment, error) {
+	opts := mongotest.Options{Auth: auth}
+	d := &deployment{topology: topology}
+	if auth {
+		d.creds = User + ":" + Password + "@"
+		d.params = append(d.params, "authSource=admin")
+	}
+	addUser := func(s interface {
+		AddUser(db, user, pw string, mechs ...string) error
+	}) error {
+		if !auth {
+			return nil
+		}
+		return s.AddUser("admin", User, Password)
+	}
+	start := func(o mongotest.Options) (*mongotest.Server, error) {
+		s, err := mongotest.Start(o)
+		if err != nil {
+			return nil, err
+		}
+		d.closers = append(d.closers, s.Close)
+		if err := addUser(s); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	fail := func(err error) (unified.Deployment, error) {
+		d.Close()
+		return nil, fmt.Errorf("starting a mongotest %s deployment: %w", topology, err)
+	}
+	switch topology {
+	case "single":
+		s, err := start(opts)
+		if err != nil {
+			return fail(err)
+		}
+		d.hosts = []string{s.Addr()}
+	case "load-balanced":
+		// One mongos behind the balancer: both of the format's load
+		// balancer URIs name it.
+		opts.Topology.Role = mongotest.RoleLoadBalanced
+		s, err := start(opts)
+		if err != nil {
+			return fail(err)
+		}
+		d.hosts = []string{s.Addr()}
+		d.params = append(d.params, "loadBalanced=true")
+	case "sharded":
+		// Two routers that do not share data: enough for the tests of
+		// discovery, monitoring and logging, not for data spread over
+		// several mongos (a client with useMultipleMongoses: true may read
+		// what it wrote through the other one).
+		opts.Topology.Role = mongotest.RoleMongos
+		for i := 0; i < 2; i++ {
+			s, err := start(opts)
+			if err != nil {
+				return fail(err)
+			}
+			d.hosts = append(d.hosts, s.Addr())
+		}
+	case "replicaset":
+		rs, err := mongotest.StartReplicaSet(3, mongotest.ReplicaSetOptions{Options: opts})
+		if err != nil {
+			return fail(err)
+		}
+		d.closers = append(d.closers, rs.Close)
+		if err := addUser(rs); err != nil {
+			return fail(err)
+		}
+		for _, m := range rs.Members() {
+			d.hosts = append(d.hosts, m.Addr())
+		}
+		d.params = append(d.params, "replicaSet="+rs.Name())
+	default:
+		return nil, fmt.Errorf("mongotestdeploy: no deployment plays topology %q", topology)
+	}
+	return d, nil
+}
+
+type deployment struct {
+	topology string
+	hosts    []string
+	params   []string // the deployment's own URI options
+	creds    string   // "user:password@" when authentication is on
+	closers  []func()
+}
+
+func (d *deployment) Topology() string { return d.topology }
+
+func (d *deployment) uri(hosts []string) string {
+	u := "mongodb://" + d.creds + strings.Join(hosts, ",") + "/"
+	if len(d.params) > 0 {
+		u += "?" + strings.Join(d.params, "&")
+	}
+	return u
+}
+
+func (d *deployment) InternalURI() string { return d.uri(d.hosts[:1]) }
+
+func (d *deployment) ClientURI(multipleMongoses *bool) string {
+	if d.topology == "sharded" && multipleMongoses != nil && !*multipleMongoses {
+		return d.uri(d.hosts[:1])
+	}
+	return d.uri(d.hosts)
+}
+
+func (d *deployment) Close() {
+	for i := len(d.closers) - 1; i >= 0; i-- {
+		d.closers[i]()
+	}
+	d.closers = nil
+}
