@@ -18,6 +18,7 @@ import (
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
 	"github.com/mongoscope/mongoscope/driver/internal/operation"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
+	"github.com/mongoscope/mongoscope/driver/internal/session"
 	"github.com/mongoscope/mongoscope/driver/internal/topology"
 	"github.com/mongoscope/mongoscope/driver/logging"
 )
@@ -42,6 +43,11 @@ type Client struct {
 	exec     *operation.Executor
 	sink     *logging.Sink // the logging sink Connect made, closed by Disconnect
 	readPref selection.ReadPref
+	// base is what databases inherit: the URI's read concern, write
+	// concern and read preference.
+	base     concerns
+	sessions *session.Pool
+	clock    *session.Clock
 
 	// stop is canceled, with ErrClientDisconnected as its cause, when
 	// Disconnect gives up waiting for the operations in flight: each
@@ -128,7 +134,15 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 		closeSink(sink)
 		return nil, err
 	}
-	c := &Client{topo: topo, sink: sink, readPref: rp, exec: &operation.Executor{Topology: topo, Events: d}, drained: make(chan struct{})}
+	base, err := baseConcerns(cs, rp)
+	if err != nil {
+		topo.Close()
+		closeSink(sink)
+		return nil, err
+	}
+	sessions, clock := session.NewPool(), &session.Clock{}
+	c := &Client{topo: topo, sink: sink, readPref: rp, base: base, sessions: sessions, clock: clock,
+		exec: &operation.Executor{Topology: topo, Events: d, Sessions: sessions, Clock: clock}, drained: make(chan struct{})}
 	c.stop, c.stopNow = context.WithCancelCause(context.Background())
 	if cs.Timeout != nil {
 		c.exec.Timeout = *cs.Timeout
@@ -294,9 +308,55 @@ func (c *Client) Disconnect(ctx context.Context) error {
 		}
 	}
 	c.stopNow(ErrClientDisconnected)
+	c.endSessions()
 	c.topo.Close()
 	closeSink(c.sink)
 	return err
+}
+
+// endSessions tells the servers to forget the client's idle sessions
+// (endSessions, as the driver-sessions specification asks of a closing
+// client), when a server that could take it is known now: a down
+// deployment does not hold up Disconnect.
+func (c *Client) endSessions() {
+	if c.sessions.Len() == 0 {
+		return
+	}
+	td := c.topo.Description()
+	known := false
+	for _, s := range td.Servers {
+		if s.Type.IsDataBearing() {
+			known = true
+			break
+		}
+	}
+	if !known {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c.exec.EndSessions(ctx)
+}
+
+// baseConcerns reads the URI's read concern, write concern and read
+// preference.
+func baseConcerns(cs *connstring.ConnString, rp selection.ReadPref) (concerns, error) {
+	var rc *ReadConcern
+	if cs.ReadConcernLevel != "" {
+		rc = &ReadConcern{Level: cs.ReadConcernLevel}
+	}
+	var wc *WriteConcern
+	if cs.W != nil || cs.Journal != nil || cs.WTimeout != nil {
+		wc = &WriteConcern{W: cs.W, Journal: cs.Journal}
+		if cs.WTimeout != nil {
+			wc.WTimeout = *cs.WTimeout
+		}
+	}
+	c, err := concerns{wcAck: true, readPref: rp}.with("URI", rc, wc, nil)
+	if err != nil {
+		return c, &OptionError{Option: "w", Reason: err.Error(), Err: err}
+	}
+	return c, nil
 }
 
 // begin registers an operation: it fails once Disconnect has begun, and
@@ -327,26 +387,38 @@ func (c *Client) begin(ctx context.Context) (context.Context, func(), error) {
 // run runs op as one client operation and returns the driver's public
 // errors.
 func (c *Client) run(ctx context.Context, op *operation.Op) (bson.Raw, error) {
+	r, err := c.execute(ctx, op)
+	return r.Body, err
+}
+
+// execute runs op as one client operation (Disconnect waits for it, and
+// interrupts it) and returns the driver's public errors.
+func (c *Client) execute(ctx context.Context, op *operation.Op) (operation.Result, error) {
 	opCtx, end, err := c.begin(ctx)
 	if err != nil {
-		return nil, err
+		return operation.Result{}, err
 	}
 	defer end()
-	body, err := c.exec.Run(opCtx, op)
+	res, err := c.exec.Execute(opCtx, op)
+	return res, c.publicError(ctx, opCtx, op.Name, err)
+}
+
+// publicError converts an operation's error; an operation that Disconnect
+// interrupted fails with that as its reason rather than the I/O error it
+// caused.
+func (c *Client) publicError(ctx, opCtx context.Context, name string, err error) error {
 	if err == nil {
-		return body, nil
+		return nil
 	}
 	if ctx.Err() == nil && errors.Is(context.Cause(opCtx), ErrClientDisconnected) {
-		// Disconnect interrupted the operation: that, not the I/O
-		// error it caused, is the reason.
 		var oe *operation.Error
 		addr := ""
 		if errors.As(err, &oe) {
 			addr = oe.Address
 		}
-		return body, &OperationError{Op: op.Name, Address: addr, Err: errInterrupted}
+		return &OperationError{Op: name, Address: addr, Err: errInterrupted}
 	}
-	return body, publicError(err)
+	return publicError(err)
 }
 
 // errInterrupted is the cause of an operation that Disconnect interrupted.

@@ -378,7 +378,26 @@ func IsDuplicateKeyError(err error) bool {
 		return true
 	}
 	var wce *WriteConcernError
-	return errors.As(err, &wce) && dup(wce.Code)
+	if errors.As(err, &wce) && dup(wce.Code) {
+		return true
+	}
+	var we *WriteException
+	if errors.As(err, &we) {
+		for _, e := range we.WriteErrors {
+			if dup(e.Code) {
+				return true
+			}
+		}
+	}
+	var bwe *BulkWriteException
+	if errors.As(err, &bwe) {
+		for _, e := range bwe.WriteErrors {
+			if dup(e.Code) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // HasErrorLabel reports whether the server attached label (e.g.
@@ -390,7 +409,15 @@ func HasErrorLabel(err error, label string) bool {
 		return true
 	}
 	var wce *WriteConcernError
-	return errors.As(err, &wce) && wce.HasErrorLabel(label)
+	if errors.As(err, &wce) && wce.HasErrorLabel(label) {
+		return true
+	}
+	var we *WriteException
+	if errors.As(err, &we) && we.HasErrorLabel(label) {
+		return true
+	}
+	var bwe *BulkWriteException
+	return errors.As(err, &bwe) && bwe.HasErrorLabel(label)
 }
 
 func hasLabel(labels []string, label string) bool {

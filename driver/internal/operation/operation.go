@@ -13,6 +13,7 @@ import (
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
 	"github.com/mongoscope/mongoscope/driver/internal/pool"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
+	"github.com/mongoscope/mongoscope/driver/internal/session"
 	"github.com/mongoscope/mongoscope/driver/internal/topology"
 	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 	"github.com/mongoscope/mongoscope/internal/wire"
@@ -27,6 +28,10 @@ type Executor struct {
 	// Timeout is the client's timeoutMS: each operation whose context has
 	// no earlier deadline gets this budget. 0 means none.
 	Timeout time.Duration
+	// Sessions is the client's server-session pool; nil sends no lsid.
+	Sessions *session.Pool
+	// Clock is the client's cluster time; nil sends no $clusterTime.
+	Clock *session.Clock
 	// ServerSelectionTimeout is the client's serverSelectionTimeoutMS.
 	// With Timeout set, a checkout gets what is left of
 	// min(serverSelectionTimeoutMS, timeoutMS) after selection, and the
@@ -34,14 +39,82 @@ type Executor struct {
 	ServerSelectionTimeout time.Duration
 }
 
-// Op is one operation: a single command for now.
+// Op is one operation: one command, with what the executor adds to it.
+// Command is built by the caller without "$db", "lsid", "$clusterTime",
+// "readConcern", "writeConcern" or "$readPreference": the executor appends
+// those that apply on the server it runs on.
 type Op struct {
-	Name       string // the operation's name in events, e.g. "ping"
+	Name       string // the operation's name in events, e.g. "find"
 	DB         string
 	Collection string // empty for database and client operations
 	Command    bson.Raw
 	Sequences  []wire.Sequence
 	Selector   selection.Selector
+	// ReadConcern is the encoded readConcern document; nil sends none.
+	ReadConcern bson.Raw
+	// WriteConcern is the encoded writeConcern document; nil sends none
+	// (the server's default applies).
+	WriteConcern bson.Raw
+	// Unacknowledged sends the command with moreToCome and no session
+	// (w:0): Run returns {ok:1} once the message is written.
+	Unacknowledged bool
+	// Cursor says the reply opens a cursor: when it is still open (a
+	// cursor id other than 0), Execute keeps its server, its implicit
+	// session and, behind a load balancer, its connection in the Result's
+	// Binding until Release.
+	Cursor bool
+	// Binding runs the command on a cursor's server, session and pinned
+	// connection (getMore, killCursors) instead of selecting one.
+	Binding *Binding
+	// NoSession sends no lsid even where sessions are supported.
+	NoSession bool
+	// Batch, when set, holds a write's statements: each attempt sends as
+	// many of them, from the start, as fit in one message under the
+	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
+	// maxMessageSizeBytes), and records how many in Batch.Sent.
+	Batch *Batch
+}
+
+// Batch is the run of statements (insert documents, update or delete
+// statements) a write command carries in a kind-1 section.
+type Batch struct {
+	Identifier string // "documents", "updates" or "deletes"
+	Docs       []bson.Raw
+	// Slack is how much a statement may exceed maxBsonObjectSize: 0 for
+	// inserted documents, 16 KiB for update and delete statements (the
+	// CRUD specification's allowance for the statement's own fields).
+	Slack int
+	// Sent is the number of statements the last attempt sent.
+	Sent int
+}
+
+// ErrTooLarge is the cause of a write whose statement is over the
+// server's size limits; it is found before anything is sent.
+var ErrTooLarge = wire.ErrTooLarge
+
+// Binding is what a cursor keeps between its commands: its server, the
+// implicit session its commands carry, and, in load-balanced mode, the
+// connection it is pinned to.
+type Binding struct {
+	Address string
+	Session *session.Server
+	pinned  *pool.Pooled[*conn.Conn]
+	pool    *pool.Pool[*conn.Conn]
+	timeout *time.Duration // the session timeout when the session was taken
+}
+
+// Pinned tells whether the binding holds a connection.
+func (b *Binding) Pinned() bool { return b != nil && b.pinned != nil }
+
+// Result is a successful (or write-concern-failed) command's outcome.
+type Result struct {
+	// Body is the reply, a copy the caller owns; {ok:1} for an
+	// unacknowledged write.
+	Body bson.Raw
+	// Address is the server that ran the command.
+	Address string
+	// Binding is set for an Op with Cursor whose cursor stays open.
+	Binding *Binding
 }
 
 // ErrClientDisconnected is the cause with which the client cancels the
@@ -80,6 +153,16 @@ func (e *Error) Unwrap() error { return e.Err }
 // concern error comes back with a *conn.WriteConcernError (wrapped in
 // *Error) alongside the body.
 func (x *Executor) Run(ctx context.Context, op *Op) (bson.Raw, error) {
+	r, err := x.Execute(ctx, op)
+	return r.Body, err
+}
+
+// Execute runs op: select a server (or use op.Binding's), check out a
+// connection, add the session, cluster time, concerns and read preference
+// to the command, send it, decode the reply and map the errors, publishing
+// the operation, selection, pool and command events on the way. It is the
+// one path every operation of the driver takes.
+func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 	id := NextID()
 	d := x.Events
 	start := time.Now()
@@ -97,82 +180,279 @@ func (x *Executor) Run(ctx context.Context, op *Op) (bson.Raw, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		fin.Timeout = dl.Sub(start)
 	}
-	body, err := x.attempt(ctx, op, id, &fin)
+	res, err := x.attempt(ctx, op, id, &fin)
 	if d.Operation() {
 		fin.Name, fin.Database, fin.Collection, fin.OperationID = op.Name, op.DB, op.Collection, id
 		fin.Duration = time.Since(start)
 		fin.Err = err
 		d.OperationFinished(ctx, &fin)
 	}
-	return body, err
+	return res, err
 }
 
 // attempt is one try: select, check out, send.
-func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.OperationFinished) (bson.Raw, error) {
-	t0 := time.Now()
-	s, err := x.Topology.SelectFor(ctx, op.Selector, topology.Op{Name: op.Name, ID: id})
-	fin.Selection += time.Since(t0)
-	if err != nil {
-		return nil, &Error{Op: op.Name, Err: err}
+func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.OperationFinished) (Result, error) {
+	var (
+		addr string
+		p    *pool.Pool[*conn.Conn]
+		pc   *pool.Pooled[*conn.Conn]
+		err  error
+	)
+	b := op.Binding
+	switch {
+	case b != nil && b.pinned != nil:
+		addr, p, pc = b.Address, b.pool, b.pinned
+	case b != nil:
+		s, ok := x.Topology.Server(b.Address)
+		if !ok {
+			return Result{}, &Error{Op: op.Name, Address: b.Address, Err: fmt.Errorf("the server %s is no longer part of the deployment", b.Address)}
+		}
+		addr, p = b.Address, s.Pool()
+		t1 := time.Now()
+		pc, err = x.checkOut(ctx, p, t1)
+		fin.CheckOut += time.Since(t1)
+		if err != nil {
+			return Result{}, &Error{Op: op.Name, Address: addr, Err: err}
+		}
+	default:
+		t0 := time.Now()
+		s, err := x.Topology.SelectFor(ctx, op.Selector, topology.Op{Name: op.Name, ID: id})
+		fin.Selection += time.Since(t0)
+		if err != nil {
+			return Result{}, &Error{Op: op.Name, Err: err}
+		}
+		defer s.EndOperation()
+		addr, p = s.Address(), s.Pool()
+		t1 := time.Now()
+		pc, err = x.checkOut(ctx, p, t0)
+		fin.CheckOut += time.Since(t1)
+		if err != nil {
+			// A failure to establish a connection was handed to SDAM by the
+			// pool itself (topology.Config's OnDialError), before its events.
+			return Result{}, &Error{Op: op.Name, Address: addr, Err: err}
+		}
 	}
-	defer s.EndOperation()
-	addr := s.Address()
-	p := s.Pool()
-	t1 := time.Now()
-	pc, err := x.checkOut(ctx, p, t0)
-	fin.CheckOut += time.Since(t1)
-	if err != nil {
-		// A failure to establish a connection was handed to SDAM by the
-		// pool itself (topology.Config's OnDialError), before its events.
-		return nil, &Error{Op: op.Name, Address: addr, Err: err}
-	}
-	defer p.CheckIn(ctx, pc)
+	keep := false // the connection stays pinned to a cursor
+	defer func() {
+		if !keep && (b == nil || b.pinned == nil) {
+			p.CheckIn(ctx, pc)
+		}
+	}()
 	fin.Attempts++
-	cmd := op.Command
-	if !op.Selector.Write {
-		cmd = withReadPreference(cmd, op.Selector.ReadPref, x.Topology.Description(), addr)
+	c := pc.Conn()
+	hello := c.Hello()
+	td := x.Topology.Description()
+
+	// The session: the binding's, or an implicit one taken now that the
+	// connection says whether the server supports sessions (the
+	// driver-sessions specification asks for the check after checkout).
+	var sess *session.Server
+	var stimeout *time.Duration
+	owned := false
+	switch {
+	case b != nil:
+		sess, stimeout = b.Session, b.timeout
+	case op.Unacknowledged || op.NoSession || x.Sessions == nil:
+	case hello.ServiceID != nil:
+		sess, owned = x.Sessions.Get(nil), true
+	case hello.LogicalSessionTimeoutMinutes != nil && td.LogicalSessionTimeoutMinutes != nil:
+		t := time.Duration(*td.LogicalSessionTimeoutMinutes) * time.Minute
+		stimeout = &t
+		sess, owned = x.Sessions.Get(stimeout), true
 	}
-	r, err := pc.Conn().MonitoredCommand(ctx, &conn.Request{DB: op.DB, Command: cmd, Sequences: op.Sequences}, x.Events, id)
+	var clusterTime bson.Raw
+	if x.Clock != nil && hello.MaxWireVersion >= 6 {
+		clusterTime = x.Clock.Get()
+	}
+	var rp bson.Raw
+	if !op.Selector.Write && b == nil {
+		rp = readPreferenceFor(op.Selector.ReadPref, td, addr)
+		if rp != nil {
+			if _, e := op.Command.LookupErr("$readPreference"); e == nil {
+				rp = nil // RunCommand's caller gave one
+			}
+		}
+	}
+	cmd := op.Command
+	if sess != nil || clusterTime != nil || op.ReadConcern != nil || op.WriteConcern != nil || rp != nil {
+		cmd = extend(cmd, sess, clusterTime, op.ReadConcern, op.WriteConcern, rp)
+	}
+	if sess != nil {
+		sess.LastUse = time.Now()
+	}
+	seqs := op.Sequences
+	if bt := op.Batch; bt != nil {
+		l := wire.Limits{MaxBatchCount: int(hello.MaxWriteBatchSize), MaxMessageSize: int(hello.MaxMessageSizeBytes)}
+		l.MaxDocumentSize = int(hello.MaxBSONObjectSize)
+		if l.MaxDocumentSize <= 0 {
+			l.MaxDocumentSize = wire.DefaultMaxDocumentSize
+		}
+		l.MaxDocumentSize += bt.Slack
+		n, err := wire.SplitBatch(bt.Docs, len(cmd)+len(bt.Identifier)+64, l)
+		if err != nil {
+			if owned {
+				x.Sessions.Put(sess, stimeout)
+			}
+			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
+		}
+		bt.Sent = n
+		seqs = []wire.Sequence{{Identifier: bt.Identifier, Docs: bt.Docs[:n]}}
+	}
+	req := conn.Request{DB: op.DB, Command: cmd, Sequences: seqs, MoreToCome: op.Unacknowledged}
+	r, err := c.MonitoredCommand(ctx, &req, x.Events, id)
 	if err != nil && !errors.Is(context.Cause(ctx), ErrClientDisconnected) {
 		x.Topology.HandleConnError(pc, addr, err, description.PhaseOperation)
 		if pc.Interrupted() {
 			err = &pool.PoolClearedError{Address: addr, Cause: err, Interrupted: true}
 		}
 	}
-	if r == nil {
-		return nil, &Error{Op: op.Name, Address: addr, Err: err}
+	if err != nil && sess != nil && isNetwork(err) {
+		sess.Dirty = true
 	}
-	body := append(bson.Raw(nil), r.Body...)
-	r.Release()
+	var body bson.Raw
+	switch {
+	case r != nil:
+		body = append(bson.Raw(nil), r.Body...)
+		r.Release()
+	case err == nil && op.Unacknowledged:
+		body = okDoc
+	}
+	if x.Clock != nil {
+		src := body
+		var ce *conn.CommandError
+		if src == nil && errors.As(err, &ce) {
+			src = ce.Raw
+		}
+		if ct, e := src.LookupErr("$clusterTime"); e == nil && ct.Type == bson.TypeEmbeddedDocument {
+			x.Clock.Advance(ct.Document())
+		}
+	}
+	res := Result{Body: body, Address: addr}
+	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
+		nb := &Binding{Address: addr, Session: sess, timeout: stimeout}
+		if hello.ServiceID != nil {
+			// Load-balanced mode: the cursor lives on this connection.
+			nb.pinned, nb.pool, keep = pc, p, true
+		}
+		res.Binding, owned = nb, false
+	}
+	if owned {
+		x.Sessions.Put(sess, stimeout)
+	}
+	if r == nil && body == nil {
+		return res, &Error{Op: op.Name, Address: addr, Err: err}
+	}
 	if err != nil {
-		return body, &Error{Op: op.Name, Address: addr, Err: err}
+		return res, &Error{Op: op.Name, Address: addr, Err: err}
 	}
-	return body, nil
+	return res, nil
 }
 
-// withReadPreference returns cmd with the $readPreference a read under rp
-// needs on the server at addr (selection.ToSend): none for a primary read
-// of a replica set or a mongos, primaryPreferred for any direct connection
-// but a standalone, and so on. cmd is returned unchanged when none is
-// needed or it already has one (a command given to RunCommand).
-func withReadPreference(cmd bson.Raw, rp selection.ReadPref, td description.TopologyDescription, addr string) bson.Raw {
-	sd, ok := td.Server(addr)
-	if !ok || len(cmd) < 5 {
-		return cmd
+// Release ends a cursor's binding: its implicit session goes back to the
+// pool and a pinned connection is checked in (closed when an error hit it).
+func (x *Executor) Release(ctx context.Context, b *Binding) {
+	if b == nil {
+		return
 	}
-	send, ok := selection.ToSend(rp, td.Type, sd.Type)
-	if !ok {
-		return cmd
+	if b.Session != nil && x.Sessions != nil {
+		x.Sessions.Put(b.Session, b.timeout)
+		b.Session = nil
 	}
-	if _, err := cmd.LookupErr("$readPreference"); err == nil {
-		return cmd
+	if b.pinned != nil {
+		b.pool.CheckIn(ctx, b.pinned)
+		b.pinned = nil
 	}
-	b := make([]byte, 0, len(cmd)+64)
+}
+
+// EndSessions sends endSessions for the pool's idle sessions, in batches
+// of at most 10,000, to a server any read preference could use, as the
+// driver-sessions specification asks when a client closes. It is
+// best-effort: errors are ignored.
+func (x *Executor) EndSessions(ctx context.Context) {
+	if x.Sessions == nil {
+		return
+	}
+	ids := x.Sessions.Drain()
+	for len(ids) > 0 {
+		n := min(len(ids), 10000)
+		st, b := bson.AppendDocumentStart(nil)
+		ast, b := bson.AppendArrayElementStart(b, "endSessions")
+		for i, id := range ids[:n] {
+			b = bson.AppendDocumentElement(b, bson.ArrayKey(i), id)
+		}
+		b, _ = bson.AppendDocumentEnd(b, ast)
+		b, _ = bson.AppendDocumentEnd(b, st)
+		ids = ids[n:]
+		_, _ = x.Run(ctx, &Op{Name: "endSessions", DB: "admin", Command: b, NoSession: true,
+			Selector: selection.Read(selection.ReadPref{Mode: selection.PrimaryPreferred})})
+	}
+}
+
+var okDoc = func() bson.Raw {
+	st, b := bson.AppendDocumentStart(nil)
+	b = bson.AppendInt32Element(b, "ok", 1)
+	b, _ = bson.AppendDocumentEnd(b, st)
+	return b
+}()
+
+// cursorOpen tells whether a reply's cursor.id is other than 0.
+func cursorOpen(body bson.Raw) bool {
+	v, err := body.LookupErr("cursor", "id")
+	if err != nil {
+		return false
+	}
+	id, ok := v.AsInt64OK()
+	return ok && id != 0
+}
+
+// isNetwork tells whether err is a network error (which makes a session
+// dirty).
+func isNetwork(err error) bool {
+	var ne *conn.NetworkError
+	return errors.As(err, &ne)
+}
+
+// extend returns cmd with the fields the executor adds, in one copy.
+func extend(cmd bson.Raw, sess *session.Server, clusterTime, rc, wc, rp bson.Raw) bson.Raw {
+	n := len(cmd) + 16
+	if sess != nil {
+		n += len(sess.LSID) + 6
+	}
+	n += len(clusterTime) + len(rc) + len(wc) + len(rp) + 64
+	b := make([]byte, 0, n)
 	b = append(b, cmd[:len(cmd)-1]...)
-	b = bson.AppendDocumentElement(b, "$readPreference", send.AppendDocument(nil))
+	if rc != nil {
+		b = bson.AppendDocumentElement(b, "readConcern", rc)
+	}
+	if wc != nil {
+		b = bson.AppendDocumentElement(b, "writeConcern", wc)
+	}
+	if sess != nil {
+		b = bson.AppendDocumentElement(b, "lsid", sess.LSID)
+	}
+	if clusterTime != nil {
+		b = bson.AppendDocumentElement(b, "$clusterTime", clusterTime)
+	}
+	if rp != nil {
+		b = bson.AppendDocumentElement(b, "$readPreference", rp)
+	}
 	b = append(b, 0)
 	binary.LittleEndian.PutUint32(b, uint32(len(b)))
 	return b
+}
+
+// readPreferenceFor returns the $readPreference a read under rp needs on
+// the server at addr (selection.ToSend), or nil.
+func readPreferenceFor(rp selection.ReadPref, td description.TopologyDescription, addr string) bson.Raw {
+	sd, ok := td.Server(addr)
+	if !ok {
+		return nil
+	}
+	send, ok := selection.ToSend(rp, td.Type, sd.Type)
+	if !ok {
+		return nil
+	}
+	return send.AppendDocument(nil)
 }
 
 // checkOut takes a connection from p for an operation whose selection
