@@ -1,6 +1,11 @@
 package driver_test
 
 import (
+	"context"
+	"sync"
+
+	"github.com/mongoscope/mongoscope/driver"
+	"github.com/mongoscope/mongoscope/mongotest"
 	"runtime"
 	"strings"
 	"testing"
@@ -16,7 +21,156 @@ import (
 // driver's public API. Each Test logs its summary line.
 
 func unifiedRunner() *unified.Runner {
-	return &unified.Runner{Provider: mongotestdeploy.Provider{}, Skip: mongotestSkip}
+	return &unified.Runner{
+		Provider: mongotestdeploy.Provider{},
+		Skip: func(file string, test bson.Raw) string {
+			if r := mongotestSkip(file, test); r != "" {
+				return r
+			}
+			if r := deprecatedPoolOptions(test); r != "" {
+				return r
+			}
+			return needsRetries(test)
+		},
+		KnownFailure: knownFailure,
+	}
+}
+
+// knownFailure names the driver bugs and gaps the spec tests find, so
+// that the suites stay green while each is reported: a listed test that
+// starts passing fails the suite until it is taken off.
+func knownFailure(tc *unified.Test) string {
+	if strings.HasSuffix(tc.Name, "/Find with batchSize equal to limit") {
+		return "driver bug: with batchSize equal to limit, find must send batchSize limit+1 so the server closes the cursor (CRUD spec, Find), the driver sends batchSize 4 for limit 4"
+	}
+	if strings.Contains(tc.Doc.String(), `"SystemOverloadedError"`) && strings.Contains(tc.Doc.String(), `"errorLabelsContain"`) {
+		return "driver gap: a network error or timeout while establishing a connection does not get the SystemOverloadedError and RetryableError labels (SDAM backpressure)"
+	}
+	return ""
+}
+
+// deprecatedPoolOptions skips the tests of waitQueueSize and
+// waitQueueMultiple, deprecated options the driver does not support (it
+// warns that they are unknown).
+func deprecatedPoolOptions(test bson.Raw) string {
+	s := test.String()
+	if strings.Contains(s, `"waitQueueSize"`) || strings.Contains(s, `"waitQueueMultiple"`) {
+		return "waitQueueSize and waitQueueMultiple are deprecated pool options this driver does not support"
+	}
+	return ""
+}
+
+// opCommands are the commands the CRUD operations send.
+var opCommands = map[string]string{
+	"insertOne": "insert", "insertMany": "insert", "updateOne": "update", "updateMany": "update",
+	"replaceOne": "update", "deleteOne": "delete", "deleteMany": "delete", "find": "find", "findOne": "find",
+	"aggregate": "aggregate", "countDocuments": "aggregate", "estimatedDocumentCount": "count",
+	"distinct": "distinct", "findOneAndUpdate": "findAndModify", "findOneAndReplace": "findAndModify",
+	"findOneAndDelete": "findAndModify", "listDatabases": "listDatabases", "listCollections": "listCollections",
+	"listIndexes": "listIndexes", "createFindCursor": "find",
+}
+
+// needsRetries recognises a test of retryable reads or writes, which the
+// driver does not have yet: a fail point on command X (with a times
+// mode) followed by an operation sending X that is expected to succeed,
+// or expected command events listing X more times than the test's
+// operations send it.
+func needsRetries(test bson.Raw) string {
+	const reason = "needs retryable reads or writes, which the driver does not have yet"
+	ops, _ := test.Lookup("operations").ArrayOK()
+	vals, _ := ops.Values()
+	failed := map[string]bool{}
+	sent := map[string]int{}
+	for _, v := range vals {
+		op := v.Document()
+		name := op.Lookup("name").StringValue()
+		if name == "failPoint" {
+			if _, times := op.Lookup("arguments", "failPoint", "mode").DocumentOK(); !times {
+				continue
+			}
+			cmds, _ := op.Lookup("arguments", "failPoint", "data", "failCommands").ArrayOK()
+			names, _ := cmds.Values()
+			for _, n := range names {
+				failed[n.StringValue()] = true
+			}
+			continue
+		}
+		cmd, ok := opCommands[name]
+		if !ok {
+			continue
+		}
+		sent[cmd]++
+		if failed[cmd] && op.Lookup("expectError").IsZero() && op.Lookup("ignoreResultAndError").IsZero() {
+			return reason
+		}
+	}
+	exps, _ := test.Lookup("expectEvents").ArrayOK()
+	ev, _ := exps.Values()
+	for _, e := range ev {
+		evs, _ := e.Document().Lookup("events").ArrayOK()
+		list, _ := evs.Values()
+		count := map[string]int{}
+		for _, x := range list {
+			started, ok := x.Document().Lookup("commandStartedEvent").DocumentOK()
+			if !ok {
+				continue
+			}
+			name, ok := started.Lookup("commandName").StringValueOK()
+			if !ok {
+				if c, ok := started.Lookup("command").DocumentOK(); ok {
+					if el, err := c.Elements(); err == nil && len(el) > 0 {
+						name = el[0].Key()
+					}
+				}
+			}
+			count[name]++
+		}
+		for cmd, n := range count {
+			if failed[cmd] && n > sent[cmd] {
+				return reason
+			}
+		}
+	}
+	return ""
+}
+
+var (
+	mongotestCommandsOnce sync.Once
+	mongotestCommandsSet  map[string]bool
+)
+
+// mongotestCommands are the commands mongotest implements, as its
+// listCommands reports them.
+func mongotestCommands() map[string]bool {
+	mongotestCommandsOnce.Do(func() {
+		mongotestCommandsSet = map[string]bool{}
+		s, err := mongotest.Start(mongotest.Options{})
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		o := &driver.ClientOptions{}
+		if err := o.ApplyURI(s.URI()); err != nil {
+			return
+		}
+		c, err := driver.Connect(ctx, o)
+		if err != nil {
+			return
+		}
+		defer c.Disconnect(ctx)
+		reply, err := c.RunCommand(ctx, "admin", bson.D{{Key: "listCommands", Value: 1}})
+		if err != nil {
+			return
+		}
+		cmds, _ := reply.Lookup("commands").DocumentOK()
+		elems, _ := cmds.Elements()
+		for _, e := range elems {
+			mongotestCommandsSet[e.Key()] = true
+		}
+	})
+	return mongotestCommandsSet
 }
 
 // mongotestSkip names the tests that mongotest, not the driver, cannot
@@ -24,13 +178,31 @@ func unifiedRunner() *unified.Runner {
 func mongotestSkip(file string, test bson.Raw) string {
 	ops, _ := test.Lookup("operations").ArrayOK()
 	vals, _ := ops.Values()
+	have := mongotestCommands()
 	for _, v := range vals {
 		op := v.Document()
-		if op.Lookup("name").StringValue() != "failPoint" {
+		switch op.Lookup("name").StringValue() {
+		case "runCommand":
+			// A command mongotest lacks fails with CommandNotFound; that
+			// says nothing of the driver unless the test expects just
+			// that.
+			name := op.Lookup("arguments", "commandName").StringValue()
+			exp, hasExp := op.Lookup("expectError").DocumentOK()
+			if len(have) > 0 && !have[name] && hasExp && (exp.Lookup("errorContains").StringValue() != "" || exp.Lookup("isClientError").Type != 0) {
+				return "mongotest has no " + name + " command, so the error the test expects cannot happen"
+			}
+			continue
+		case "failPoint":
+		default:
 			continue
 		}
 		cmds, _ := op.Lookup("arguments", "failPoint", "data", "failCommands").ArrayOK()
 		names, _ := cmds.Values()
+		for _, n := range names {
+			if len(have) > 0 && !have[n.StringValue()] {
+				return "mongotest has no " + n.StringValue() + " command, so a failCommand fail point on it never fires"
+			}
+		}
 		hello, camel := false, false
 		for _, n := range names {
 			switch n.StringValue() {

@@ -34,3 +34,12 @@ type Provider interface {
 	// requires authentication and its URIs carry the credential.
 	Start(topology string, auth bool) (Deployment, error)
 }
+
+// GapReporter is implemented by a Provider whose deployments lack some of
+// a real server's features. When an operation or a setup step fails with
+// an error for which Gap returns a reason, the test is skipped with that
+// reason: the server could not play its part, so the test says nothing
+// about the driver.
+type GapReporter interface {
+	Gap(err error) string
+}

@@ -132,7 +132,12 @@ func (tr *testRun) createEntity(kind string, def bson.Raw) error {
 		if err := checkOptions(opts); err != nil {
 			return fmt.Errorf("databaseOptions: %w", err)
 		}
-		return tr.add(id, &databaseEntity{client: c, name: name, opts: opts})
+		rc, rp, wc, err := concernsOf(opts, "databaseOptions")
+		if err != nil {
+			return err
+		}
+		db := c.c.Database(name, &driver.DatabaseOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc})
+		return tr.add(id, &databaseEntity{client: c, name: name, opts: opts, db: db})
 	case "collection":
 		if err := checkKeys(def, "id", "database", "collectionName", "collectionOptions"); err != nil {
 			return err
@@ -149,7 +154,12 @@ func (tr *testRun) createEntity(kind string, def bson.Raw) error {
 		if err := checkOptions(opts); err != nil {
 			return fmt.Errorf("collectionOptions: %w", err)
 		}
-		return tr.add(id, &collectionEntity{db: db, name: name, opts: opts})
+		rc, rp, wc, err := concernsOf(opts, "collectionOptions")
+		if err != nil {
+			return err
+		}
+		coll := db.db.Collection(name, &driver.CollectionOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc})
+		return tr.add(id, &collectionEntity{db: db, name: name, opts: opts, coll: coll})
 	case "thread":
 		if err := checkKeys(def, "id"); err != nil {
 			return err
@@ -207,12 +217,14 @@ type databaseEntity struct {
 	client *clientEntity
 	name   string
 	opts   bson.Raw
+	db     *driver.Database
 }
 
 type collectionEntity struct {
 	db   *databaseEntity
 	name string
 	opts bson.Raw
+	coll *driver.Collection
 }
 
 // bsonEntity is a value saved with saveResultAsEntity.
@@ -507,7 +519,7 @@ func newThread(tr *testRun) *threadEntity {
 }
 
 // stop tells the thread no operation follows and waits up to limit for
-// it to finish; it returns the thread's errors.
+// it to finish; it returns the thread's errors (a skip first).
 func (th *threadEntity) stop(limit time.Duration) error {
 	th.once.Do(func() { close(th.ops) })
 	select {
@@ -517,6 +529,12 @@ func (th *threadEntity) stop(limit time.Duration) error {
 	}
 	th.mu.Lock()
 	defer th.mu.Unlock()
+	for _, err := range th.errs {
+		var se *skipError
+		if errors.As(err, &se) {
+			return se
+		}
+	}
 	return errors.Join(th.errs...)
 }
 

@@ -148,6 +148,9 @@ func (tr *testRun) operation(op bson.Raw) error {
 		}
 	}
 	res, opErr := f(tr.ctx, tr, obj, args)
+	if reason := tr.gap(opErr); reason != "" {
+		return &skipError{reason: reason}
+	}
 	var ie *InvalidTestError
 	var se *skipError
 	if errors.As(opErr, &ie) || errors.As(opErr, &se) {
@@ -196,7 +199,28 @@ func actualError(err error, res result) *ActualError {
 	a := &ActualError{Err: err, IsTimeoutError: driver.IsTimeout(err), Result: res.v}
 	var ce *driver.CommandError
 	var wce *driver.WriteConcernError
+	var we *driver.WriteException
+	var bwe *driver.BulkWriteException
 	switch {
+	case errors.As(err, &we):
+		// A write's error: the code is its write error's, or else its
+		// write concern error's.
+		switch {
+		case len(we.WriteErrors) > 0:
+			a.HasCode, a.Code, a.CodeName = true, we.WriteErrors[0].Code, we.WriteErrors[0].CodeName
+		case we.WriteConcernError != nil:
+			a.HasCode, a.Code, a.CodeName = true, we.WriteConcernError.Code, we.WriteConcernError.CodeName
+		}
+		a.Labels = append(a.Labels, we.Labels...)
+		a.Response = we.Raw
+	case errors.As(err, &bwe):
+		switch {
+		case len(bwe.WriteErrors) > 0:
+			a.HasCode, a.Code, a.CodeName = true, bwe.WriteErrors[0].Code, bwe.WriteErrors[0].CodeName
+		case len(bwe.WriteConcernErrors) > 0:
+			a.HasCode, a.Code, a.CodeName = true, bwe.WriteConcernErrors[0].Code, bwe.WriteConcernErrors[0].CodeName
+		}
+		a.Labels = append(a.Labels, bwe.Labels...)
 	case errors.As(err, &ce):
 		a.HasCode, a.Code, a.CodeName = true, ce.Code, ce.CodeName
 		a.Labels = append(a.Labels, ce.Labels...)

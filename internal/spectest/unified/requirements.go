@@ -90,10 +90,10 @@ func topologyMatches(want, have string) bool {
 // of topology topo with or without authentication, before starting it.
 func staticallyMet(reqs []requirement, topo string, auth bool) bool {
 	if len(reqs) == 0 {
-		return !auth
+		return true
 	}
 	for _, r := range reqs {
-		if r.auth != nil && *r.auth != auth || r.auth == nil && auth {
+		if r.auth != nil && *r.auth != auth {
 			continue
 		}
 		if len(r.topologies) == 0 {
@@ -101,6 +101,19 @@ func staticallyMet(reqs []requirement, topo string, auth bool) bool {
 		}
 		for _, t := range r.topologies {
 			if topologyMatches(t, topo) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wantsAuth reports whether some requirement asks for authentication:
+// only then does the runner start a deployment that requires it.
+func wantsAuth(reqs ...[]requirement) bool {
+	for _, rs := range reqs {
+		for _, r := range rs {
+			if r.auth != nil && *r.auth {
 				return true
 			}
 		}

@@ -16,6 +16,7 @@ import (
 // entity map and the fail points to disable.
 type testRun struct {
 	ctx      context.Context
+	gapper   GapReporter // nil when the deployments lack nothing
 	tc       *Test
 	dep      Deployment
 	internal *driver.Client
@@ -41,6 +42,14 @@ type failPointRecord struct {
 
 func newTestRun(ctx context.Context, tc *Test, dep Deployment) *testRun {
 	return &testRun{ctx: ctx, tc: tc, dep: dep, params: map[string]bson.RawValue{}, entities: map[string]any{}}
+}
+
+// gap says why err shows the deployment, not the driver, falling short.
+func (tr *testRun) gap(err error) string {
+	if err == nil || tr.gapper == nil {
+		return ""
+	}
+	return tr.gapper.Gap(err)
 }
 
 func (tr *testRun) note(format string, args ...any) {
@@ -97,6 +106,11 @@ func (tr *testRun) run() error {
 			}
 			return fmt.Errorf("operations.%d (%s on %s): %w", i, op.Lookup("name").StringValue(), op.Lookup("object").StringValue(), err)
 		}
+	}
+	// "If any of the operation's test assertions fail, the entire test
+	// case MUST fail as well": threads not waited for are waited for now.
+	if err := tr.stopThreads(); err != nil {
+		return err
 	}
 	// Listeners stop here: what is published during clean-up is not part
 	// of the test.
@@ -321,6 +335,27 @@ func (tr *testRun) cleanup() {
 		_ = tr.internal.Disconnect(ctx)
 		cancel()
 	}
+}
+
+func (tr *testRun) stopThreads() error {
+	tr.mu.Lock()
+	var ths []*threadEntity
+	for _, id := range tr.order {
+		if th, ok := tr.entities[id].(*threadEntity); ok {
+			ths = append(ths, th)
+		}
+	}
+	tr.mu.Unlock()
+	for _, th := range ths {
+		if err := th.stop(10 * time.Second); err != nil {
+			var se *skipError
+			if errors.As(err, &se) {
+				return se
+			}
+			return fmt.Errorf("a thread failed: %w", err)
+		}
+	}
+	return nil
 }
 
 // closer is an entity that holds server resources (a cursor).

@@ -6,7 +6,10 @@
 package mongotestdeploy
 
 import (
+	"errors"
+
 	"fmt"
+	"github.com/mongoscope/mongoscope/driver"
 	"strings"
 
 	"github.com/mongoscope/mongoscope/internal/spectest/unified"
@@ -148,4 +151,14 @@ func (d *deployment) Close() {
 		d.closers[i]()
 	}
 	d.closers = nil
+}
+
+// Gap implements unified.GapReporter: mongotest answers what it does not
+// implement with NotImplemented (238), never with a wrong answer.
+func (Provider) Gap(err error) string {
+	var ce *driver.CommandError
+	if errors.As(err, &ce) && ce.Code == 238 {
+		return "mongotest does not implement it: " + ce.Message
+	}
+	return ""
 }
