@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/internal/spectest"
 	"github.com/mongoscope/mongoscope/internal/spectest/unified"
 	"github.com/mongoscope/mongoscope/internal/spectest/unified/mongotestdeploy"
 )
@@ -295,4 +296,43 @@ func TestUnifiedVersionedAPI(t *testing.T) {
 
 func TestUnifiedHandshake(t *testing.T) {
 	runUnifiedSuite(t, "mongodb-handshake/unified", "", "mongodb-handshake", "tests", "unified")
+}
+
+// TestUnifiedFormatValidFail is the runner's self-check: every test of
+// the format's valid-fail files must be reported as failing, never as
+// passing. A test may be skipped only when the driver lacks the feature
+// its file requires (client-side encryption), so the failure cannot be
+// reached; each such skip is logged with its reason.
+func TestUnifiedFormatValidFail(t *testing.T) {
+	r := unifiedRunner()
+	failed, skipped := 0, 0
+	for _, path := range spectest.Files(t, "*.json", "unified-test-format", "tests", "valid-fail") {
+		f, err := unified.LoadTests(path)
+		if err != nil {
+			// A file the runner cannot even load is reported as failing.
+			t.Logf("%s: fails to load: %v", path, err)
+			failed++
+			continue
+		}
+		for _, tc := range f.Tests {
+			out := r.Run(tc)
+			switch {
+			case out.Err != nil:
+				failed++
+				t.Logf("%s: fails as it must: %v", tc.Name, out.Err)
+			case out.Skip != "" && strings.Contains(out.Skip, "client-side field level encryption"):
+				skipped++
+				t.Logf("%s: skipped, the driver lacks the feature it requires: %s", tc.Name, out.Skip)
+			case out.Skip != "":
+				t.Errorf("%s: skipped (%s); a valid-fail test must fail", tc.Name, out.Skip)
+			default:
+				t.Errorf("%s: passed; a valid-fail test must fail", tc.Name)
+			}
+		}
+	}
+	t.Logf("unified-test-format/valid-fail: %d reported as failing, %d skipped for a feature the driver lacks", failed, skipped)
+	if failed == 0 {
+		t.Fatal("no valid-fail test failed")
+	}
+	checkNoDriverGoroutines(t)
 }

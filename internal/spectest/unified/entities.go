@@ -415,6 +415,9 @@ func applyURIOptions(base string, uriOpts bson.Raw, fastHeartbeat bool) (string,
 				}
 				var parts []string
 				for _, pe := range elems {
+					if _, _, ok := operator(pe.Value()); ok {
+						return "", 0, skipf("uriOptions.%s.%s is a $$placeholder for credentials from the test environment, which this runner has none of", k, pe.Key())
+					}
 					s, err := scalarString(pe.Value())
 					if err != nil {
 						return "", 0, fmt.Errorf("uriOptions.%s.%s: %w", k, pe.Key(), err)

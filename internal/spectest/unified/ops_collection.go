@@ -21,6 +21,49 @@ func init() {
 	register("collection", "find", collectionFind)
 	register("collection", "findOne", collectionFindOne)
 	register("collection", "createFindCursor", collectionCreateFindCursor)
+	register("collection", "findOneAndUpdate", collectionFindOneAndModify("findOneAndUpdate"))
+	register("collection", "findOneAndReplace", collectionFindOneAndModify("findOneAndReplace"))
+	register("collection", "findOneAndDelete", collectionFindOneAndModify("findOneAndDelete"))
+}
+
+// collectionFindOneAndModify reads the arguments of findOneAndUpdate,
+// findOneAndReplace and findOneAndDelete, so a malformed one fails the
+// test; the driver has no FindOneAnd* methods yet, so a well-formed one
+// skips it.
+func collectionFindOneAndModify(name string) opFunc {
+	return func(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+		a := newArgs(args)
+		a.doc("filter", true)
+		switch name {
+		case "findOneAndUpdate":
+			if v := a.value("update"); v.Type != bson.TypeEmbeddedDocument && v.Type != bson.TypeArray {
+				a.fail("update", "update is required: a document or a pipeline")
+			}
+			a.any("arrayFilters")
+		case "findOneAndReplace":
+			a.doc("replacement", true)
+		}
+		if name != "findOneAndDelete" {
+			a.boolPtr("upsert")
+			a.boolPtr("bypassDocumentValidation")
+			switch rd := a.str("returnDocument", false); rd {
+			case "", "Before", "After":
+			default:
+				a.fail("returnDocument", "returnDocument must be Before or After, got %q", rd)
+			}
+		}
+		a.any("sort")
+		a.any("projection")
+		a.any("hint")
+		a.any("collation")
+		a.any("let")
+		a.any("comment")
+		a.int64Ptr("maxTimeMS")
+		if err := a.done(); err != nil {
+			return result{}, err
+		}
+		return result{}, skipf("operation %s not implemented", name)
+	}
 }
 
 // docResult marshals a result document; a root-level document.
