@@ -227,6 +227,8 @@ func (r *Runner) RunSuite(t *testing.T, s Suite) *spectest.Tally {
 	tally := spectest.NewTally(s.Name)
 	files := spectest.Files(t, pattern, s.Dir...)
 	var mu sync.Mutex
+	root, _ := spectest.Root()
+	suiteDir := filepath.Join(append([]string{root}, s.Dir...)...)
 	t.Run("cases", func(t *testing.T) {
 		for _, path := range files {
 			f, err := LoadTests(path)
@@ -236,6 +238,13 @@ func (r *Runner) RunSuite(t *testing.T, s Suite) *spectest.Tally {
 				tally.Failed++
 				mu.Unlock()
 				continue
+			}
+			// Name tests by their path under the suite, so that files of
+			// the same name in two folders stay apart.
+			if rel, err := filepath.Rel(suiteDir, path); err == nil {
+				for _, tc := range f.Tests {
+					tc.Name = filepath.ToSlash(rel) + "/" + tc.Doc.Lookup("description").StringValue()
+				}
 			}
 			for _, tc := range f.Tests {
 				tc := tc
