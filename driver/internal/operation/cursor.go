@@ -240,6 +240,14 @@ func (c *Cursor) Close(ctx context.Context) error {
 	return err
 }
 
+// Abandon releases the cursor's session and connection without killing
+// it on the server, which no longer has it (or cannot be reached).
+func (c *Cursor) Abandon(ctx context.Context) {
+	c.closed, c.id, c.left = true, 0, 0
+	c.x.Release(ctx, c.binding)
+	c.binding = nil
+}
+
 func int64Value(v int64) bson.RawValue {
 	return bson.RawValue{Type: bson.TypeInt64, Value: bson.AppendInt64(nil, v)}
 }
