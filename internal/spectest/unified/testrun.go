@@ -77,6 +77,15 @@ func (tr *testRun) connectInternal() error {
 // run executes the test: initialData, createEntities, the operations,
 // then the expectations on events, log messages and collections.
 func (tr *testRun) run() error {
+	if err := checkKeys(tr.tc.File.Doc, "description", "schemaVersion", "runOnRequirements", "createEntities", "initialData", "tests", "_yamlAnchors"); err != nil {
+		return invalid("", err, "malformed test file")
+	}
+	if err := checkKeys(tr.tc.Doc, "description", "runOnRequirements", "skipReason", "operations", "expectEvents", "expectLogMessages", "expectTracingMessages", "outcome"); err != nil {
+		return invalid("", err, "malformed test")
+	}
+	if !tr.tc.Doc.Lookup("expectTracingMessages").IsZero() {
+		return skipf("expectTracingMessages: the driver emits no OpenTelemetry spans yet")
+	}
 	tr.hasFailPoint = usesFailPoint(tr.tc.Doc.Lookup("operations"))
 	if err := tr.initialData(); err != nil {
 		return fmt.Errorf("initialData: %w", err)
