@@ -134,16 +134,16 @@ func TestHandleArgumentErrors(t *testing.T) {
 		{"negative batch size", func() error {
 			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](-1)})
 			return err
-		}(), "BatchSize"},
+		}(), "FindOptions.BatchSize"},
 		{"negative skip", func() error {
 			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{Skip: driver.Ptr[int64](-1)})
 			return err
-		}(), "Skip"},
+		}(), "FindOptions.Skip"},
 		{"maxAwaitTime without await", func() error {
 			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{MaxAwaitTime: driver.Ptr(msDuration(5))})
 			return err
-		}(), "MaxAwaitTime"},
-		{"sort not a document", func() error { _, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{Sort: 3}); return err }(), "Sort"},
+		}(), "FindOptions.MaxAwaitTime"},
+		{"sort not a document", func() error { _, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{Sort: 3}); return err }(), "FindOptions.Sort"},
 	}
 	for _, tc := range docCases {
 		var ae *driver.ArgumentError

@@ -120,7 +120,7 @@ func setPtr[T any](dst **T, v *T) {
 
 // findCommand builds the find command; single asks for one batch of at
 // most limit documents.
-func (coll *Collection) findCommand(filter any, o *FindOptions, single bool) (bson.Raw, error) {
+func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, prefix string) (bson.Raw, error) {
 	f, err := marshalDoc("filter", filter)
 	if err != nil {
 		return nil, err
@@ -136,25 +136,25 @@ func (coll *Collection) findCommand(filter any, o *FindOptions, single bool) (bs
 			continue
 		}
 		if x.doc {
-			vals[i], err = marshalDocValue(x.arg, x.v)
+			vals[i], err = marshalDocValue(prefix+"."+x.arg, x.v)
 		} else {
-			vals[i], err = marshalValue(x.arg, x.v)
+			vals[i], err = marshalValue(prefix+"."+x.arg, x.v)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	if o.BatchSize != nil && *o.BatchSize < 0 {
-		return nil, &ArgumentError{Argument: "BatchSize", Reason: "the batch size must not be negative"}
+		return nil, &ArgumentError{Argument: prefix + ".BatchSize", Reason: "the batch size must not be negative"}
 	}
 	if o.Skip != nil && *o.Skip < 0 {
-		return nil, &ArgumentError{Argument: "Skip", Reason: "skip must not be negative"}
+		return nil, &ArgumentError{Argument: prefix + ".Skip", Reason: "skip must not be negative"}
 	}
 	if o.MaxTime != nil && *o.MaxTime < 0 {
-		return nil, &ArgumentError{Argument: "MaxTime", Reason: "maxTimeMS must not be negative"}
+		return nil, &ArgumentError{Argument: prefix + ".MaxTime", Reason: "maxTimeMS must not be negative"}
 	}
-	if o.CursorType == NonTailable && o.MaxAwaitTime != nil {
-		return nil, &ArgumentError{Argument: "MaxAwaitTime", Reason: "maxAwaitTimeMS applies only to a TailableAwait cursor"}
+	if o.CursorType != TailableAwait && o.MaxAwaitTime != nil {
+		return nil, &ArgumentError{Argument: prefix + ".MaxAwaitTime", Reason: "maxAwaitTimeMS applies only to a TailableAwait cursor"}
 	}
 	cmd := operation.NewCollectionCommand("find", coll.name, len(f)+64).Doc("filter", f).
 		Value("sort", vals[0]).Value("projection", vals[1]).Value("hint", vals[2]).Int64("skip", o.Skip)
@@ -196,7 +196,7 @@ func (coll *Collection) Find(ctx context.Context, filter any, opts ...*FindOptio
 		return nil, err
 	}
 	o := mergeFind(opts)
-	cmd, err := coll.findCommand(filter, &o, false)
+	cmd, err := coll.findCommand(filter, &o, false, "FindOptions")
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +248,7 @@ func (coll *Collection) FindOne(ctx context.Context, filter any, opts ...*FindOn
 	}
 	one := int64(1)
 	o.Limit = &one
-	cmd, err := coll.findCommand(filter, &o, true)
+	cmd, err := coll.findCommand(filter, &o, true, "FindOneOptions")
 	if err != nil {
 		return &SingleResult{err: err}
 	}

@@ -65,7 +65,7 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 	op.Batch = bt
 	wr, addr, err := coll.runWrite(ctx, op, 0)
 	if err != nil {
-		return nil, err
+		return nil, tooLarge(err, "document")
 	}
 	res := &InsertOneResult{InsertedID: rawValueToAny(id), Acknowledged: !op.Unacknowledged}
 	if werr := wr.exception(); werr != nil {
@@ -131,6 +131,7 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 		bt.Docs, bt.Sent = raws[off:], 0
 		wr, addr, err := coll.runWrite(ctx, op, off)
 		if err != nil {
+			err = tooLarge(err, indexArg("documents", off))
 			if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
 				bwe.PartialResult = partial
 				return nil, errors.Join(&OperationError{Op: "insert", Address: addr, Err: &bwe}, err)
