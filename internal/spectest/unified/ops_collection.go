@@ -3,6 +3,7 @@ package unified
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -21,49 +22,19 @@ func init() {
 	register("collection", "find", collectionFind)
 	register("collection", "findOne", collectionFindOne)
 	register("collection", "createFindCursor", collectionCreateFindCursor)
-	register("collection", "findOneAndUpdate", collectionFindOneAndModify("findOneAndUpdate"))
-	register("collection", "findOneAndReplace", collectionFindOneAndModify("findOneAndReplace"))
-	register("collection", "findOneAndDelete", collectionFindOneAndModify("findOneAndDelete"))
-}
-
-// collectionFindOneAndModify reads the arguments of findOneAndUpdate,
-// findOneAndReplace and findOneAndDelete, so a malformed one fails the
-// test; the driver has no FindOneAnd* methods yet, so a well-formed one
-// skips it.
-func collectionFindOneAndModify(name string) opFunc {
-	return func(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
-		a := newArgs(args)
-		a.doc("filter", true)
-		switch name {
-		case "findOneAndUpdate":
-			if v := a.value("update"); v.Type != bson.TypeEmbeddedDocument && v.Type != bson.TypeArray {
-				a.fail("update", "update is required: a document or a pipeline")
-			}
-			a.any("arrayFilters")
-		case "findOneAndReplace":
-			a.doc("replacement", true)
-		}
-		if name != "findOneAndDelete" {
-			a.boolPtr("upsert")
-			a.boolPtr("bypassDocumentValidation")
-			switch rd := a.str("returnDocument", false); rd {
-			case "", "Before", "After":
-			default:
-				a.fail("returnDocument", "returnDocument must be Before or After, got %q", rd)
-			}
-		}
-		a.any("sort")
-		a.any("projection")
-		a.any("hint")
-		a.any("collation")
-		a.any("let")
-		a.any("comment")
-		a.int64Ptr("maxTimeMS")
-		if err := a.done(); err != nil {
-			return result{}, err
-		}
-		return result{}, skipf("operation %s not implemented", name)
-	}
+	register("collection", "findOneAndUpdate", collectionFindOneAndUpdate)
+	register("collection", "findOneAndReplace", collectionFindOneAndReplace)
+	register("collection", "findOneAndDelete", collectionFindOneAndDelete)
+	register("collection", "updateOne", collectionUpdate("updateOne"))
+	register("collection", "updateMany", collectionUpdate("updateMany"))
+	register("collection", "replaceOne", collectionReplaceOne)
+	register("collection", "deleteOne", collectionDelete("deleteOne"))
+	register("collection", "deleteMany", collectionDelete("deleteMany"))
+	register("collection", "aggregate", collectionAggregate)
+	register("collection", "countDocuments", collectionCountDocuments)
+	register("collection", "estimatedDocumentCount", collectionEstimatedDocumentCount)
+	register("collection", "distinct", collectionDistinct)
+	register("collection", "bulkWrite", collectionBulkWrite)
 }
 
 // docResult marshals a result document; a root-level document.
@@ -264,4 +235,367 @@ func newCursorEntity(cur *driver.Cursor) *cursorEntity {
 		},
 		close: cur.Close,
 	}
+}
+
+// update reads an update argument: a document of operators or a
+// pipeline (an array of stages).
+func (a *argSet) update(key string) any {
+	v := a.value(key)
+	switch v.Type {
+	case bson.TypeEmbeddedDocument, bson.TypeArray:
+		return goValue(v)
+	case 0:
+		a.fail(key, "%s is required", key)
+	default:
+		a.fail(key, "%s must be a document or a pipeline, got %s", key, show(v))
+	}
+	return nil
+}
+
+// array reads an optional array argument as a slice.
+func (a *argSet) array(key string) []any {
+	v := a.value(key)
+	if v.IsZero() {
+		return nil
+	}
+	arr, ok := goValue(v).(bson.A)
+	if !ok {
+		a.fail(key, "%s must be an array", key)
+		return nil
+	}
+	return []any(arr)
+}
+
+func (a *argSet) returnDocument() driver.ReturnDocument {
+	switch rd := a.str("returnDocument", false); rd {
+	case "", "Before":
+		return driver.Before
+	case "After":
+		return driver.After
+	default:
+		a.fail("returnDocument", "returnDocument must be Before or After, got %q", rd)
+	}
+	return driver.Before
+}
+
+// singleResult turns a *SingleResult into the operation's result: the
+// document, or null when nothing matched.
+func singleResult(r *driver.SingleResult) (result, error) {
+	raw, err := r.Raw()
+	if errors.Is(err, driver.ErrNoDocuments) {
+		return result{v: bson.RawValue{Type: bson.TypeNull}}, nil
+	}
+	if err != nil {
+		return result{}, err
+	}
+	return result{v: docValue(raw)}, nil
+}
+
+func collectionFindOneAndUpdate(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*collectionEntity)
+	a := newArgs(args)
+	filter := a.doc("filter", true)
+	update := a.update("update")
+	o := &driver.FindOneAndUpdateOptions{
+		ArrayFilters: a.array("arrayFilters"), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"),
+		Collation: a.any("collation"), Hint: a.any("hint"), Let: a.any("let"), Comment: a.any("comment"),
+		MaxTime: a.msPtr("maxTimeMS"), Projection: a.any("projection"), ReturnDocument: a.returnDocument(),
+		Sort: a.any("sort"), Upsert: a.boolPtr("upsert"),
+	}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	return singleResult(c.coll.FindOneAndUpdate(ctx, filter, update, o))
+}
+
+func collectionFindOneAndReplace(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*collectionEntity)
+	a := newArgs(args)
+	filter := a.doc("filter", true)
+	repl := a.doc("replacement", true)
+	o := &driver.FindOneAndReplaceOptions{
+		BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Collation: a.any("collation"),
+		Hint: a.any("hint"), Let: a.any("let"), Comment: a.any("comment"), MaxTime: a.msPtr("maxTimeMS"),
+		Projection: a.any("projection"), ReturnDocument: a.returnDocument(), Sort: a.any("sort"), Upsert: a.boolPtr("upsert"),
+	}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	return singleResult(c.coll.FindOneAndReplace(ctx, filter, repl, o))
+}
+
+func collectionFindOneAndDelete(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*collectionEntity)
+	a := newArgs(args)
+	filter := a.doc("filter", true)
+	o := &driver.FindOneAndDeleteOptions{
+		Collation: a.any("collation"), Hint: a.any("hint"), Let: a.any("let"), Comment: a.any("comment"),
+		MaxTime: a.msPtr("maxTimeMS"), Projection: a.any("projection"), Sort: a.any("sort"),
+	}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	return singleResult(c.coll.FindOneAndDelete(ctx, filter, o))
+}
+
+// updateResultDoc is an UpdateResult as the CRUD tests spell it.
+func updateResultDoc(r *driver.UpdateResult) (result, error) {
+	if !r.Acknowledged {
+		return docResult(bson.D{{Key: "acknowledged", Value: false}})
+	}
+	d := bson.D{{Key: "matchedCount", Value: r.MatchedCount}, {Key: "modifiedCount", Value: r.ModifiedCount}, {Key: "upsertedCount", Value: r.UpsertedCount}}
+	if r.UpsertedID != nil {
+		d = append(d, bson.E{Key: "upsertedId", Value: r.UpsertedID})
+	}
+	return docResult(d)
+}
+
+func collectionUpdate(name string) opFunc {
+	return func(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+		c := obj.(*collectionEntity)
+		a := newArgs(args)
+		filter := a.doc("filter", true)
+		update := a.update("update")
+		o := &driver.UpdateOptions{
+			ArrayFilters: a.array("arrayFilters"), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"),
+			Collation: a.any("collation"), Hint: a.any("hint"), Upsert: a.boolPtr("upsert"), Let: a.any("let"),
+			Comment: a.any("comment"), Sort: a.any("sort"),
+		}
+		if err := a.done(); err != nil {
+			return result{}, err
+		}
+		var r *driver.UpdateResult
+		var err error
+		if name == "updateOne" {
+			r, err = c.coll.UpdateOne(ctx, filter, update, o)
+		} else {
+			r, err = c.coll.UpdateMany(ctx, filter, update, o)
+		}
+		if err != nil {
+			return result{}, err
+		}
+		return updateResultDoc(r)
+	}
+}
+
+func collectionReplaceOne(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*collectionEntity)
+	a := newArgs(args)
+	filter := a.doc("filter", true)
+	repl := a.doc("replacement", true)
+	o := &driver.ReplaceOptions{
+		BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Collation: a.any("collation"),
+		Hint: a.any("hint"), Upsert: a.boolPtr("upsert"), Let: a.any("let"), Comment: a.any("comment"), Sort: a.any("sort"),
+	}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	r, err := c.coll.ReplaceOne(ctx, filter, repl, o)
+	if err != nil {
+		return result{}, err
+	}
+	return updateResultDoc(r)
+}
+
+func collectionDelete(name string) opFunc {
+	return func(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+		c := obj.(*collectionEntity)
+		a := newArgs(args)
+		filter := a.doc("filter", true)
+		o := &driver.DeleteOptions{Collation: a.any("collation"), Hint: a.any("hint"), Let: a.any("let"), Comment: a.any("comment")}
+		if err := a.done(); err != nil {
+			return result{}, err
+		}
+		var r *driver.DeleteResult
+		var err error
+		if name == "deleteOne" {
+			r, err = c.coll.DeleteOne(ctx, filter, o)
+		} else {
+			r, err = c.coll.DeleteMany(ctx, filter, o)
+		}
+		if err != nil {
+			return result{}, err
+		}
+		if !r.Acknowledged {
+			return docResult(bson.D{{Key: "acknowledged", Value: false}})
+		}
+		return docResult(bson.D{{Key: "deletedCount", Value: r.DeletedCount}})
+	}
+}
+
+// aggregateOptions reads aggregate's options (collection and database).
+func aggregateOptions(a *argSet) *driver.AggregateOptions {
+	return &driver.AggregateOptions{
+		AllowDiskUse: a.boolPtr("allowDiskUse"), BatchSize: a.int32Ptr("batchSize"),
+		BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Collation: a.any("collation"),
+		MaxTime: a.msPtr("maxTimeMS"), MaxAwaitTime: a.msPtr("maxAwaitTimeMS"), Comment: a.any("comment"),
+		Hint: a.any("hint"), Let: a.any("let"),
+	}
+}
+
+// pipeline reads the pipeline argument, an array of stages.
+func (a *argSet) pipeline() any {
+	v := a.value("pipeline")
+	if v.Type != bson.TypeArray {
+		a.fail("pipeline", "pipeline is required and must be an array")
+		return nil
+	}
+	return goValue(v)
+}
+
+func collectionAggregate(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*collectionEntity)
+	a := newArgs(args)
+	p := a.pipeline()
+	o := aggregateOptions(a)
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	cur, err := c.coll.Aggregate(ctx, p, o)
+	if err != nil {
+		return result{}, err
+	}
+	return drain(ctx, cur)
+}
+
+// int64Result is a count as a result value.
+func int64Result(n int64) result {
+	b, _ := bson.Marshal(bson.D{{Key: "v", Value: n}})
+	return result{v: bson.Raw(b).Lookup("v")}
+}
+
+func collectionCountDocuments(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*collectionEntity)
+	a := newArgs(args)
+	filter := a.doc("filter", true)
+	o := &driver.CountOptions{
+		Collation: a.any("collation"), Hint: a.any("hint"), Limit: a.int64Ptr("limit"), Skip: a.int64Ptr("skip"),
+		MaxTime: a.msPtr("maxTimeMS"), Comment: a.any("comment"),
+	}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	n, err := c.coll.CountDocuments(ctx, filter, o)
+	if err != nil {
+		return result{}, err
+	}
+	return int64Result(n), nil
+}
+
+func collectionEstimatedDocumentCount(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*collectionEntity)
+	a := newArgs(args)
+	o := &driver.EstimatedDocumentCountOptions{MaxTime: a.msPtr("maxTimeMS"), Comment: a.any("comment")}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	n, err := c.coll.EstimatedDocumentCount(ctx, o)
+	if err != nil {
+		return result{}, err
+	}
+	return int64Result(n), nil
+}
+
+func collectionDistinct(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*collectionEntity)
+	a := newArgs(args)
+	field := a.str("fieldName", true)
+	filter := a.doc("filter", true)
+	o := &driver.DistinctOptions{Collation: a.any("collation"), MaxTime: a.msPtr("maxTimeMS"), Comment: a.any("comment"), Hint: a.any("hint")}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	raw, err := c.coll.Distinct(ctx, field, filter, o).Raw()
+	if err != nil {
+		return result{}, err
+	}
+	// The values are not root-level documents: extra fields in one are a
+	// mismatch.
+	return result{v: bson.RawValue{Type: bson.TypeArray, Value: raw}, top: TopNested}, nil
+}
+
+// writeModel reads one bulkWrite request, {<kind>: {arguments}}.
+func writeModel(i int, v bson.RawValue) (driver.WriteModel, error) {
+	path := "arguments.requests." + strconv.Itoa(i)
+	d, ok := v.DocumentOK()
+	if !ok {
+		return nil, invalid(path, nil, "a request is a document")
+	}
+	elems, err := d.Elements()
+	if err != nil || len(elems) != 1 {
+		return nil, invalid(path, err, "a request has exactly one key, its kind")
+	}
+	kind := elems[0].Key()
+	args, ok := elems[0].Value().DocumentOK()
+	if !ok {
+		return nil, invalid(path, nil, "%s is not a document", kind)
+	}
+	a := newArgs(args)
+	var m driver.WriteModel
+	switch kind {
+	case "insertOne":
+		m = &driver.InsertOneModel{Document: a.doc("document", true)}
+	case "updateOne":
+		m = &driver.UpdateOneModel{Filter: a.doc("filter", true), Update: a.update("update"), ArrayFilters: a.array("arrayFilters"),
+			Collation: a.any("collation"), Hint: a.any("hint"), Upsert: a.boolPtr("upsert"), Sort: a.any("sort")}
+	case "updateMany":
+		m = &driver.UpdateManyModel{Filter: a.doc("filter", true), Update: a.update("update"), ArrayFilters: a.array("arrayFilters"),
+			Collation: a.any("collation"), Hint: a.any("hint"), Upsert: a.boolPtr("upsert")}
+	case "replaceOne":
+		m = &driver.ReplaceOneModel{Filter: a.doc("filter", true), Replacement: a.doc("replacement", true),
+			Collation: a.any("collation"), Hint: a.any("hint"), Upsert: a.boolPtr("upsert"), Sort: a.any("sort")}
+	case "deleteOne":
+		m = &driver.DeleteOneModel{Filter: a.doc("filter", true), Collation: a.any("collation"), Hint: a.any("hint")}
+	case "deleteMany":
+		m = &driver.DeleteManyModel{Filter: a.doc("filter", true), Collation: a.any("collation"), Hint: a.any("hint")}
+	default:
+		return nil, invalid(path, nil, "unknown request kind %q", kind)
+	}
+	if err := a.done(); err != nil {
+		var ie *InvalidTestError
+		if errors.As(err, &ie) {
+			return nil, fmt.Errorf("%s.%s: %w", path, kind, err)
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+func collectionBulkWrite(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*collectionEntity)
+	a := newArgs(args)
+	var models []driver.WriteModel
+	if v := a.value("requests"); v.Type != bson.TypeArray {
+		a.fail("requests", "requests is required and must be an array")
+	} else {
+		vals, err := v.Array().Values()
+		if err != nil {
+			return result{}, invalid("arguments.requests", err, "malformed requests")
+		}
+		for i, rv := range vals {
+			m, err := writeModel(i, rv)
+			if err != nil {
+				return result{}, err
+			}
+			models = append(models, m)
+		}
+	}
+	o := &driver.BulkWriteOptions{Ordered: a.boolPtr("ordered"), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"),
+		Comment: a.any("comment"), Let: a.any("let")}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	r, err := c.coll.BulkWrite(ctx, models, o)
+	if err != nil {
+		var bwe *driver.BulkWriteException
+		if errors.As(err, &bwe) && bwe.PartialResult != nil {
+			res, _ := bulkResultDoc(bwe.PartialResult)
+			return res, err
+		}
+		return result{}, err
+	}
+	if !r.Acknowledged {
+		return docResult(bson.D{{Key: "acknowledged", Value: false}})
+	}
+	return bulkResultDoc(r)
 }
