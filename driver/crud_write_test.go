@@ -46,8 +46,8 @@ func writeNames(srv *mongotest.Server) []string {
 	return out
 }
 
-// seed empties coll and inserts docs.
-func seed(t *testing.T, ctx context.Context, coll *driver.Collection, docs ...any) {
+// reseed empties coll and inserts docs.
+func reseed(t *testing.T, ctx context.Context, coll *driver.Collection, docs ...any) {
 	t.Helper()
 	if _, err := coll.DeleteMany(ctx, bson.D{}); err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestUpdateReplaceDelete(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			seed(t, ctx, coll, base...)
+			reseed(t, ctx, coll, base...)
 			got, err := tt.run()
 			if err != nil {
 				t.Fatal(err)
@@ -313,7 +313,7 @@ func TestWriteErrors(t *testing.T) {
 	c := dial(t, srv.URI(), nil)
 	ctx := testCtx(t)
 	coll := c.Database("shop").Collection("items")
-	seed(t, ctx, coll, item{ID: 1, Qty: 1}, item{ID: 2, Qty: 2})
+	reseed(t, ctx, coll, item{ID: 1, Qty: 1}, item{ID: 2, Qty: 2})
 	tests := []struct {
 		name string
 		run  func() error
@@ -426,7 +426,7 @@ func TestFindOneAndModify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			seed(t, ctx, coll, base...)
+			reseed(t, ctx, coll, base...)
 			r := tt.run()
 			got, err := driver.Decode[item](r)
 			switch {
@@ -514,7 +514,7 @@ func TestBulkWrite(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			seed(t, ctx, coll, base...)
+			reseed(t, ctx, coll, base...)
 			srv.ClearCommands()
 			var opts []*driver.BulkWriteOptions
 			if tt.opts != nil {
@@ -774,7 +774,7 @@ func TestUnacknowledgedWrites(t *testing.T) {
 	c := dial(t, "mongodb://"+p.ln.Addr().String()+"/?directConnection=true", nil)
 	ctx := testCtx(t)
 	acked := c.Database("shop").Collection("items")
-	seed(t, ctx, acked, item{ID: 1, Qty: 10}, item{ID: 2, Qty: 20}, item{ID: 3, Qty: 30})
+	reseed(t, ctx, acked, item{ID: 1, Qty: 10}, item{ID: 2, Qty: 20}, item{ID: 3, Qty: 30})
 	coll := c.Database("shop").Collection("items", &driver.CollectionOptions{WriteConcern: driver.Unacknowledged()})
 
 	tests := []struct {
@@ -1010,7 +1010,7 @@ func TestBulkWriteWriteConcernErrors(t *testing.T) {
 	c := dial(t, srv.URI(), nil)
 	ctx := testCtx(t)
 	coll := c.Database("shop").Collection("items")
-	seed(t, ctx, coll, item{ID: 1, Qty: 10})
+	reseed(t, ctx, coll, item{ID: 1, Qty: 10})
 	if err := srv.SetFailPoint(d("configureFailPoint", "failCommand", "mode", d("times", 2),
 		"data", d("failCommands", bson.A{"insert", "delete"}, "writeConcernError", d("code", 64, "codeName", "WriteConcernFailed", "errmsg", "waiting for replication timed out")))); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 )
 
 // exampleCollection connects to s and returns an empty collection.
-func exampleCollection(ctx context.Context, s *mongotest.Server) (*driver.Client, *driver.Collection) {
+func writesCollection(ctx context.Context, s *mongotest.Server) (*driver.Client, *driver.Collection) {
 	opts := &driver.ClientOptions{}
 	if err := opts.ApplyURI(s.URI()); err != nil {
 		panic(err)
@@ -29,7 +29,7 @@ func ExampleCollection_UpdateOne() {
 	s := startServer(mongotest.Options{})
 	defer s.Close()
 	ctx := context.Background()
-	client, coll := exampleCollection(ctx, s)
+	client, coll := writesCollection(ctx, s)
 	defer client.Disconnect(ctx)
 
 	res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: "apple"}},
@@ -55,7 +55,7 @@ func ExampleCollection_FindOneAndUpdate() {
 	s := startServer(mongotest.Options{})
 	defer s.Close()
 	ctx := context.Background()
-	client, coll := exampleCollection(ctx, s)
+	client, coll := writesCollection(ctx, s)
 	defer client.Disconnect(ctx)
 
 	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: "orders"}, {Key: "seq", Value: 41}}); err != nil {
@@ -80,7 +80,7 @@ func ExampleCollection_BulkWrite() {
 	s := startServer(mongotest.Options{})
 	defer s.Close()
 	ctx := context.Background()
-	client, coll := exampleCollection(ctx, s)
+	client, coll := writesCollection(ctx, s)
 	defer client.Disconnect(ctx)
 
 	res, err := coll.BulkWrite(ctx, []driver.WriteModel{
