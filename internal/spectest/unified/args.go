@@ -161,6 +161,9 @@ func (a *argSet) done() error {
 	if a.err != nil {
 		return a.err
 	}
+	if a.args == nil {
+		return nil
+	}
 	elems, err := a.args.Elements()
 	if err != nil {
 		return invalid("arguments", err, "malformed arguments")

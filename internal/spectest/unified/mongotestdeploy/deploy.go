@@ -156,9 +156,24 @@ func (d *deployment) Close() {
 // Gap implements unified.GapReporter: mongotest answers what it does not
 // implement with NotImplemented (238), never with a wrong answer.
 func (Provider) Gap(err error) string {
+	const notImplemented = 238
 	var ce *driver.CommandError
-	if errors.As(err, &ce) && ce.Code == 238 {
+	if errors.As(err, &ce) && ce.Code == notImplemented {
 		return "mongotest does not implement it: " + ce.Message
+	}
+	var writeErrs []driver.WriteError
+	var we *driver.WriteException
+	var bwe *driver.BulkWriteException
+	switch {
+	case errors.As(err, &we):
+		writeErrs = we.WriteErrors
+	case errors.As(err, &bwe):
+		writeErrs = bwe.WriteErrors
+	}
+	for _, w := range writeErrs {
+		if w.Code == notImplemented {
+			return "mongotest does not implement it: " + w.Message
+		}
 	}
 	return ""
 }
