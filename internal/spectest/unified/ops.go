@@ -202,26 +202,25 @@ func actualError(err error, res result) *ActualError {
 	var we *driver.WriteException
 	var bwe *driver.BulkWriteException
 	switch {
-	case errors.As(err, &we):
+	case errors.As(err, &we) && (len(we.WriteErrors) > 0 || we.WriteConcernError != nil):
 		// A write's error: the code is its write error's, or else its
 		// write concern error's.
-		switch {
-		case len(we.WriteErrors) > 0:
+		if len(we.WriteErrors) > 0 {
 			a.HasCode, a.Code, a.CodeName = true, we.WriteErrors[0].Code, we.WriteErrors[0].CodeName
-		case we.WriteConcernError != nil:
+		} else {
 			a.HasCode, a.Code, a.CodeName = true, we.WriteConcernError.Code, we.WriteConcernError.CodeName
 		}
 		a.Labels = append(a.Labels, we.Labels...)
 		a.Response = we.Raw
-	case errors.As(err, &bwe):
-		switch {
-		case len(bwe.WriteErrors) > 0:
+	case errors.As(err, &bwe) && (len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0):
+		if len(bwe.WriteErrors) > 0 {
 			a.HasCode, a.Code, a.CodeName = true, bwe.WriteErrors[0].Code, bwe.WriteErrors[0].CodeName
-		case len(bwe.WriteConcernErrors) > 0:
+		} else {
 			a.HasCode, a.Code, a.CodeName = true, bwe.WriteConcernErrors[0].Code, bwe.WriteConcernErrors[0].CodeName
 		}
 		a.Labels = append(a.Labels, bwe.Labels...)
 	case errors.As(err, &ce):
+		// The server refused the command itself (ok: 0).
 		a.HasCode, a.Code, a.CodeName = true, ce.Code, ce.CodeName
 		a.Labels = append(a.Labels, ce.Labels...)
 		a.Response = ce.Raw

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
 )
 
 func TestCheckSchemaVersion(t *testing.T) {
@@ -238,5 +239,46 @@ func TestArgSet(t *testing.T) {
 	a.doc("filter", true)
 	if err := a.done(); !errors.As(err, &ie) {
 		t.Errorf("a mistyped argument must be an error, got %v", err)
+	}
+}
+
+func TestActualError(t *testing.T) {
+	reply := mustDoc(t, `{"ok": 0, "code": 11600, "codeName": "InterruptedAtShutdown", "errmsg": "x", "errorLabels": ["RetryableWriteError"]}`)
+	tests := []struct {
+		name     string
+		err      error
+		client   bool
+		code     int32
+		codeName string
+		labels   []string
+		response bool
+	}{
+		{"command error", &driver.OperationError{Op: "find", Err: &driver.CommandError{Code: 11600, CodeName: "InterruptedAtShutdown", Labels: []string{"RetryableWriteError"}, Raw: reply}},
+			false, 11600, "InterruptedAtShutdown", []string{"RetryableWriteError"}, true},
+		{"network error is a client error", &driver.OperationError{Op: "insert", Err: &driver.NetworkError{Op: "read", Err: errors.New("EOF")}},
+			true, 0, "", nil, false},
+		{"argument error is a client error", &driver.ArgumentError{Argument: "filter", Reason: "nil"}, true, 0, "", nil, false},
+		{"write error", &driver.OperationError{Op: "insert", Err: &driver.WriteException{WriteErrors: []driver.WriteError{{Code: 11000, CodeName: "DuplicateKey"}}, Raw: reply}},
+			false, 11000, "DuplicateKey", nil, true},
+		{"write concern error", &driver.OperationError{Op: "insert", Err: &driver.WriteException{WriteConcernError: &driver.WriteConcernError{Code: 64, CodeName: "WriteConcernFailed", Labels: []string{"RetryableWriteError"}}}},
+			false, 64, "WriteConcernFailed", nil, false},
+		{"bulk write error", &driver.OperationError{Op: "insert", Err: &driver.BulkWriteException{WriteErrors: []driver.WriteError{{Index: 1, Code: 11000}}, Labels: []string{"NoWritesPerformed"}}},
+			false, 11000, "", []string{"NoWritesPerformed"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := actualError(tt.err, result{})
+			if a.IsClientError != tt.client || a.Code != tt.code || a.CodeName != tt.codeName || (a.Response != nil) != tt.response {
+				t.Errorf("got client %v code %d %q response %v; want %v %d %q %v", a.IsClientError, a.Code, a.CodeName, a.Response != nil, tt.client, tt.code, tt.codeName, tt.response)
+			}
+			for _, l := range tt.labels {
+				if !contains(a.Labels, l) {
+					t.Errorf("labels %v lack %q", a.Labels, l)
+				}
+			}
+			if a.HasCode == tt.client {
+				t.Errorf("HasCode = %v for a client error %v", a.HasCode, tt.client)
+			}
+		})
 	}
 }
