@@ -92,6 +92,9 @@ type BulkWriteOptions struct {
 	// Let defines variables for the update and delete models' filters and
 	// updates (servers 5.0+); inserts do not get it.
 	Let any
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // writeKind is the command a model goes into.
@@ -143,6 +146,11 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 		setPtr(&o.BypassDocumentValidation, x.BypassDocumentValidation)
 		setIf(&o.Comment, x.Comment)
 		setIf(&o.Let, x.Let)
+		setPtr(&o.WriteConcern, x.WriteConcern)
+	}
+	coll, err := coll.override("BulkWriteOptions", nil, o.WriteConcern, nil)
+	if err != nil {
+		return nil, err
 	}
 	ordered := o.Ordered == nil || *o.Ordered
 

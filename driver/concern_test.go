@@ -160,3 +160,97 @@ func TestHandleArgumentErrors(t *testing.T) {
 }
 
 func msDuration(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// An operation's own ReadConcern, ReadPreference and WriteConcern
+// override the collection's for that operation only.
+func TestOperationLevelConcerns(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 2, mongotest.ReplicaSetOptions{})
+	c := dial(t, rs.URI(), nil)
+	ctx := testCtx(t)
+	coll := c.Database("conc").Collection("op", &driver.CollectionOptions{ReadConcern: &driver.ReadConcern{Level: "local"}})
+	for _, m := range rs.Members() {
+		m.ClearCommands()
+	}
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: 1}}, &driver.InsertOneOptions{WriteConcern: driver.Majority()}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 1}}}},
+		&driver.UpdateOptions{WriteConcern: driver.Unacknowledged()})
+	if err != nil || res.Acknowledged {
+		t.Fatalf("unacknowledged UpdateOne: %+v %v", res, err)
+	}
+	if _, err := coll.DeleteMany(ctx, bson.D{{Key: "_id", Value: 99}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := coll.FindOne(ctx, bson.D{}, &driver.FindOneOptions{ReadPreference: &driver.ReadPreference{Mode: driver.Secondary}}).Err(); err != nil && !errors.Is(err, driver.ErrNoDocuments) {
+		t.Fatal(err)
+	}
+	cur, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{ReadConcern: &driver.ReadConcern{Level: "majority"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Close(ctx)
+	if _, err := coll.CountDocuments(ctx, bson.D{}, &driver.CountOptions{ReadConcern: &driver.ReadConcern{Level: "available"}}); err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		name, detail string
+		secondary    bool
+	}
+	var got []seen
+	for _, m := range rs.Members() {
+		for _, cmd := range m.Commands() {
+			var d string
+			switch cmd.Name {
+			case "insert", "update", "delete":
+				if wc, err := cmd.Body.LookupErr("writeConcern"); err == nil {
+					d = wc.String()
+				}
+			case "find", "aggregate":
+				d = cmd.Body.Lookup("readConcern", "level").StringValue()
+			default:
+				continue
+			}
+			got = append(got, seen{cmd.Name, d, m != rs.Primary()})
+		}
+	}
+	want := map[string]seen{
+		"insert":    {"insert", `{"w":"majority"}`, false},
+		"update":    {"update", `{"w":0}`, false},
+		"delete":    {"delete", "", false},
+		"aggregate": {"aggregate", "available", false},
+	}
+	finds := 0
+	for _, g := range got {
+		if g.name == "find" {
+			finds++
+			if g.secondary && g.detail != "local" {
+				t.Errorf("the secondary FindOne sent read concern %q, want the collection's local", g.detail)
+			}
+			if !g.secondary && g.detail != "majority" {
+				t.Errorf("the primary Find sent read concern %q, want majority", g.detail)
+			}
+			continue
+		}
+		w, ok := want[g.name]
+		if !ok {
+			continue
+		}
+		if g.detail != w.detail || g.secondary != w.secondary {
+			t.Errorf("%s: got %+v, want %+v", g.name, g, w)
+		}
+	}
+	if finds != 2 {
+		t.Errorf("%d finds seen", finds)
+	}
+	// A bad override is an ArgumentError naming the options field.
+	_, err = coll.Find(ctx, bson.D{}, &driver.FindOptions{ReadPreference: &driver.ReadPreference{Mode: "closest"}})
+	var ae *driver.ArgumentError
+	if !errors.As(err, &ae) || ae.Argument != "FindOptions.ReadPreference.Mode" {
+		t.Errorf("bad operation read preference: %v", err)
+	}
+	_, err = coll.InsertOne(ctx, bson.D{}, &driver.InsertOneOptions{WriteConcern: &driver.WriteConcern{W: &driver.W{Nodes: -2}}})
+	if !errors.As(err, &ae) || ae.Argument != "InsertOneOptions.WriteConcern.W" {
+		t.Errorf("bad operation write concern: %v", err)
+	}
+}

@@ -40,6 +40,12 @@ type AggregateOptions struct {
 	Hint any
 	// Let defines variables the pipeline can use as $$name (servers 5.0+).
 	Let any
+	// ReadConcern, WriteConcern (for $out and $merge) and ReadPreference
+	// override the collection's or database's for this operation; nil
+	// keeps theirs.
+	ReadConcern    *ReadConcern
+	WriteConcern   *WriteConcern
+	ReadPreference *ReadPreference
 }
 
 // mergeAggregate folds opts into one, later fields winning.
@@ -58,6 +64,9 @@ func mergeAggregate(opts []*AggregateOptions) AggregateOptions {
 		setIf(&o.Comment, x.Comment)
 		setIf(&o.Hint, x.Hint)
 		setIf(&o.Let, x.Let)
+		setPtr(&o.ReadConcern, x.ReadConcern)
+		setPtr(&o.WriteConcern, x.WriteConcern)
+		setPtr(&o.ReadPreference, x.ReadPreference)
 	}
 	return o
 }
@@ -232,7 +241,11 @@ func (coll *Collection) Aggregate(ctx context.Context, pipeline any, opts ...*Ag
 	if err != nil {
 		return nil, err
 	}
-	res, err := coll.run(ctx, aggregateOp(coll.db.client, coll.c, coll.db.name, coll.name, cmd, shape))
+	c, err := coll.c.with("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+	if err != nil {
+		return nil, err
+	}
+	res, err := coll.run(ctx, aggregateOp(coll.db.client, c, coll.db.name, coll.name, cmd, shape))
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +266,11 @@ func (db *Database) Aggregate(ctx context.Context, pipeline any, opts ...*Aggreg
 	if err != nil {
 		return nil, err
 	}
-	res, err := db.client.execute(ctx, aggregateOp(db.client, db.c, db.name, "", cmd, shape))
+	c, err := db.c.with("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+	if err != nil {
+		return nil, err
+	}
+	res, err := db.client.execute(ctx, aggregateOp(db.client, c, db.name, "", cmd, shape))
 	if err != nil {
 		return nil, err
 	}

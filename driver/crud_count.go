@@ -26,6 +26,10 @@ type CountOptions struct {
 	// Prefer the client's Timeout.
 	MaxTime *time.Duration
 	Comment any
+	// ReadConcern and ReadPreference override the collection's for this
+	// operation; nil keeps the collection's.
+	ReadConcern    *ReadConcern
+	ReadPreference *ReadPreference
 }
 
 // EstimatedDocumentCountOptions are the options of EstimatedDocumentCount.
@@ -34,6 +38,10 @@ type EstimatedDocumentCountOptions struct {
 	// Prefer the client's Timeout.
 	MaxTime *time.Duration
 	Comment any
+	// ReadConcern and ReadPreference override the collection's for this
+	// operation; nil keeps the collection's.
+	ReadConcern    *ReadConcern
+	ReadPreference *ReadPreference
 }
 
 // CountDocuments counts the documents that match filter (bson.D{} for
@@ -60,6 +68,12 @@ func (coll *Collection) CountDocuments(ctx context.Context, filter any, opts ...
 		setPtr(&o.Skip, x.Skip)
 		setPtr(&o.MaxTime, x.MaxTime)
 		setIf(&o.Comment, x.Comment)
+		setPtr(&o.ReadConcern, x.ReadConcern)
+		setPtr(&o.ReadPreference, x.ReadPreference)
+	}
+	coll, err := coll.override("CountOptions", o.ReadConcern, nil, o.ReadPreference)
+	if err != nil {
+		return 0, err
 	}
 	f, err := marshalDoc("filter", filter)
 	if err != nil {
@@ -180,6 +194,12 @@ func (coll *Collection) EstimatedDocumentCount(ctx context.Context, opts ...*Est
 		}
 		setPtr(&o.MaxTime, x.MaxTime)
 		setIf(&o.Comment, x.Comment)
+		setPtr(&o.ReadConcern, x.ReadConcern)
+		setPtr(&o.ReadPreference, x.ReadPreference)
+	}
+	coll, err := coll.override("EstimatedDocumentCountOptions", o.ReadConcern, nil, o.ReadPreference)
+	if err != nil {
+		return 0, err
 	}
 	if o.MaxTime != nil && *o.MaxTime < 0 {
 		return 0, &ArgumentError{Argument: "EstimatedDocumentCountOptions.MaxTime", Reason: "maxTimeMS must not be negative"}

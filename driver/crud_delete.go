@@ -17,6 +17,9 @@ type DeleteOptions struct {
 	// Let defines variables the filter can use as $$name (servers 5.0+).
 	Let     any
 	Comment any
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // DeleteOne deletes the first document that matches filter.
@@ -43,6 +46,11 @@ func (coll *Collection) delete(ctx context.Context, filter any, many bool, opts 
 		setIf(&o.Hint, x.Hint)
 		setIf(&o.Let, x.Let)
 		setIf(&o.Comment, x.Comment)
+		setPtr(&o.WriteConcern, x.WriteConcern)
+	}
+	coll, err := coll.override("DeleteOptions", nil, o.WriteConcern, nil)
+	if err != nil {
+		return nil, err
 	}
 	st := deleteStmt{filterArg: "filter", optArg: "DeleteOptions.", filter: filter, many: many, collation: o.Collation, hint: o.Hint}
 	raw, err := st.encode()

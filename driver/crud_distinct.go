@@ -20,6 +20,10 @@ type DistinctOptions struct {
 	Comment any
 	// Hint is an index name or key document (servers 7.1+).
 	Hint any
+	// ReadConcern and ReadPreference override the collection's for this
+	// operation; nil keeps the collection's.
+	ReadConcern    *ReadConcern
+	ReadPreference *ReadPreference
 }
 
 // DistinctResult is the outcome of Distinct: the values, or the
@@ -80,6 +84,12 @@ func (coll *Collection) Distinct(ctx context.Context, field string, filter any, 
 		setPtr(&o.MaxTime, x.MaxTime)
 		setIf(&o.Comment, x.Comment)
 		setIf(&o.Hint, x.Hint)
+		setPtr(&o.ReadConcern, x.ReadConcern)
+		setPtr(&o.ReadPreference, x.ReadPreference)
+	}
+	coll, err := coll.override("DistinctOptions", o.ReadConcern, nil, o.ReadPreference)
+	if err != nil {
+		return &DistinctResult{err: err}
 	}
 	f, err := marshalDoc("filter", filter)
 	if err != nil {

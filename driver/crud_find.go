@@ -56,6 +56,10 @@ type FindOptions struct {
 	Min, Max     any
 	ReturnKey    *bool
 	ShowRecordID *bool
+	// ReadConcern and ReadPreference override the collection's for this
+	// operation; nil keeps the collection's.
+	ReadConcern    *ReadConcern
+	ReadPreference *ReadPreference
 }
 
 // FindOneOptions are the options of FindOne.
@@ -72,6 +76,10 @@ type FindOneOptions struct {
 	Min, Max            any
 	ReturnKey           *bool
 	ShowRecordID        *bool
+	// ReadConcern and ReadPreference override the collection's for this
+	// operation; nil keeps the collection's.
+	ReadConcern    *ReadConcern
+	ReadPreference *ReadPreference
 }
 
 // mergeFind folds opts into one, later fields winning.
@@ -102,6 +110,8 @@ func mergeFind(opts []*FindOptions) FindOptions {
 		setIf(&o.Max, x.Max)
 		setPtr(&o.ReturnKey, x.ReturnKey)
 		setPtr(&o.ShowRecordID, x.ShowRecordID)
+		setPtr(&o.ReadConcern, x.ReadConcern)
+		setPtr(&o.ReadPreference, x.ReadPreference)
 	}
 	return o
 }
@@ -196,6 +206,10 @@ func (coll *Collection) Find(ctx context.Context, filter any, opts ...*FindOptio
 		return nil, err
 	}
 	o := mergeFind(opts)
+	coll, err := coll.override("FindOptions", o.ReadConcern, nil, o.ReadPreference)
+	if err != nil {
+		return nil, err
+	}
 	cmd, err := coll.findCommand(filter, &o, false, "FindOptions")
 	if err != nil {
 		return nil, err
@@ -243,11 +257,15 @@ func (coll *Collection) FindOne(ctx context.Context, filter any, opts ...*FindOn
 		}
 		mo := mergeFind([]*FindOptions{&o, {Sort: x.Sort, Projection: x.Projection, Skip: x.Skip, Hint: x.Hint, Collation: x.Collation,
 			Let: x.Let, Comment: x.Comment, MaxTime: x.MaxTime, AllowPartialResults: x.AllowPartialResults, Min: x.Min, Max: x.Max,
-			ReturnKey: x.ReturnKey, ShowRecordID: x.ShowRecordID}})
+			ReturnKey: x.ReturnKey, ShowRecordID: x.ShowRecordID, ReadConcern: x.ReadConcern, ReadPreference: x.ReadPreference}})
 		o = mo
 	}
 	one := int64(1)
 	o.Limit = &one
+	coll, err := coll.override("FindOneOptions", o.ReadConcern, nil, o.ReadPreference)
+	if err != nil {
+		return &SingleResult{err: err}
+	}
 	cmd, err := coll.findCommand(filter, &o, true, "FindOneOptions")
 	if err != nil {
 		return &SingleResult{err: err}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -43,6 +44,9 @@ type FindOneAndUpdateOptions struct {
 	// Sort picks the document changed when the filter matches several.
 	Sort   any
 	Upsert *bool
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // FindOneAndReplaceOptions are the options of FindOneAndReplace.
@@ -57,6 +61,9 @@ type FindOneAndReplaceOptions struct {
 	ReturnDocument           ReturnDocument
 	Sort                     any
 	Upsert                   *bool
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // FindOneAndDeleteOptions are the options of FindOneAndDelete.
@@ -68,6 +75,9 @@ type FindOneAndDeleteOptions struct {
 	MaxTime    *time.Duration
 	Projection any
 	Sort       any
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // ErrUnacknowledgedWrite is the Err of the SingleResult of a
@@ -89,6 +99,7 @@ type famSpec struct {
 	maxTime              *time.Duration
 	returnDoc            ReturnDocument
 	upsert               *bool
+	wc                   *WriteConcern
 }
 
 // FindOneAndUpdate updates the first document that matches filter (in
@@ -118,6 +129,7 @@ func (coll *Collection) FindOneAndUpdate(ctx context.Context, filter, update any
 		}
 		setIf(&s.sort, x.Sort)
 		setPtr(&s.upsert, x.Upsert)
+		setPtr(&s.wc, x.WriteConcern)
 	}
 	return coll.findAndModify(ctx, filter, &s)
 }
@@ -144,6 +156,7 @@ func (coll *Collection) FindOneAndReplace(ctx context.Context, filter, replaceme
 		}
 		setIf(&s.sort, x.Sort)
 		setPtr(&s.upsert, x.Upsert)
+		setPtr(&s.wc, x.WriteConcern)
 	}
 	return coll.findAndModify(ctx, filter, &s)
 }
@@ -163,6 +176,7 @@ func (coll *Collection) FindOneAndDelete(ctx context.Context, filter any, opts .
 		setPtr(&s.maxTime, x.MaxTime)
 		setIf(&s.projection, x.Projection)
 		setIf(&s.sort, x.Sort)
+		setPtr(&s.wc, x.WriteConcern)
 	}
 	return coll.findAndModify(ctx, filter, &s)
 }
@@ -223,6 +237,10 @@ func (coll *Collection) famCommand(filter any, s *famSpec) (bson.Raw, error) {
 
 func (coll *Collection) findAndModify(ctx context.Context, filter any, s *famSpec) *SingleResult {
 	if err := coll.ready(); err != nil {
+		return &SingleResult{err: err}
+	}
+	coll, err := coll.override(strings.TrimSuffix(s.optArg, "."), nil, s.wc, nil)
+	if err != nil {
 		return &SingleResult{err: err}
 	}
 	cmd, err := coll.famCommand(filter, s)

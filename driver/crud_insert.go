@@ -17,6 +17,9 @@ type InsertOneOptions struct {
 	// Comment is attached to the command, for the server's logs and
 	// profiler.
 	Comment any
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // InsertManyOptions are the options of InsertMany.
@@ -26,6 +29,9 @@ type InsertManyOptions struct {
 	Ordered                  *bool
 	BypassDocumentValidation *bool
 	Comment                  any
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // InsertOne inserts doc (a struct, a map, a bson.D, a bson.Raw...). A
@@ -49,9 +55,14 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 			if x.Comment != nil {
 				o.Comment = x.Comment
 			}
+			setPtr(&o.WriteConcern, x.WriteConcern)
 		}
 	}
-	comment, err := marshalValue("Comment", o.Comment)
+	coll, err = coll.override("InsertOneOptions", nil, o.WriteConcern, nil)
+	if err != nil {
+		return nil, err
+	}
+	comment, err := marshalValue("InsertOneOptions.Comment", o.Comment)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +109,12 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 			if x.Comment != nil {
 				o.Comment = x.Comment
 			}
+			setPtr(&o.WriteConcern, x.WriteConcern)
 		}
+	}
+	coll, err := coll.override("InsertManyOptions", nil, o.WriteConcern, nil)
+	if err != nil {
+		return nil, err
 	}
 	ordered := o.Ordered == nil || *o.Ordered
 	raws := make([]bson.Raw, len(docs))
@@ -112,7 +128,7 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 		raws[i], id = ensureID(raw)
 		ids[i] = rawValueToAny(id)
 	}
-	comment, err := marshalValue("Comment", o.Comment)
+	comment, err := marshalValue("InsertManyOptions.Comment", o.Comment)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,9 @@ type UpdateOptions struct {
 	// Sort picks the document UpdateOne updates when the filter matches
 	// several (servers 8.0+). UpdateMany refuses it.
 	Sort any
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // ReplaceOptions are the options of ReplaceOne.
@@ -45,6 +48,9 @@ type ReplaceOptions struct {
 	// Sort picks the document replaced when the filter matches several
 	// (servers 8.0+).
 	Sort any
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 func mergeUpdate(opts []*UpdateOptions) UpdateOptions {
@@ -63,6 +69,7 @@ func mergeUpdate(opts []*UpdateOptions) UpdateOptions {
 		setIf(&o.Let, x.Let)
 		setIf(&o.Comment, x.Comment)
 		setIf(&o.Sort, x.Sort)
+		setPtr(&o.WriteConcern, x.WriteConcern)
 	}
 	return o
 }
@@ -105,6 +112,11 @@ func (coll *Collection) ReplaceOne(ctx context.Context, filter, replacement any,
 		setIf(&o.Let, x.Let)
 		setIf(&o.Comment, x.Comment)
 		setIf(&o.Sort, x.Sort)
+		setPtr(&o.WriteConcern, x.WriteConcern)
+	}
+	coll, err := coll.override("ReplaceOptions", nil, o.WriteConcern, nil)
+	if err != nil {
+		return nil, err
 	}
 	st := updateStmt{filterArg: "filter", docArg: "replacement", optArg: "ReplaceOptions.",
 		filter: filter, doc: replacement, replace: true,
@@ -114,6 +126,10 @@ func (coll *Collection) ReplaceOne(ctx context.Context, filter, replacement any,
 
 func (coll *Collection) updateWith(ctx context.Context, filter, update any, multi bool, o UpdateOptions) (*UpdateResult, error) {
 	if err := coll.ready(); err != nil {
+		return nil, err
+	}
+	coll, err := coll.override("UpdateOptions", nil, o.WriteConcern, nil)
+	if err != nil {
 		return nil, err
 	}
 	st := updateStmt{filterArg: "filter", docArg: "update", optArg: "UpdateOptions.",
