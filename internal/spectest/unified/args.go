@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
 )
 
 // argSet reads an operation's arguments and, at the end, refuses those
@@ -195,4 +196,30 @@ func (a *argSet) skipArgs(reason string, keys ...string) {
 		}
 		a.used[k] = true
 	}
+}
+
+func (a *argSet) setErr(err error) {
+	if err != nil && a.err == nil {
+		a.err = err
+	}
+}
+
+// readConcern, writeConcern and readPreference read the Common Options
+// given to one operation.
+func (a *argSet) readConcern() *driver.ReadConcern {
+	rc, err := readConcernOf(a.value("readConcern"), "arguments.readConcern")
+	a.setErr(err)
+	return rc
+}
+
+func (a *argSet) writeConcern() *driver.WriteConcern {
+	wc, err := writeConcernOf(a.value("writeConcern"), "arguments.writeConcern")
+	a.setErr(err)
+	return wc
+}
+
+func (a *argSet) readPreference() *driver.ReadPreference {
+	rp, err := readPreferenceOf(a.value("readPreference"), "arguments.readPreference")
+	a.setErr(err)
+	return rp
 }

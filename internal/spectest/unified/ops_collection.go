@@ -50,7 +50,7 @@ func collectionInsertOne(ctx context.Context, tr *testRun, obj any, args bson.Ra
 	c := obj.(*collectionEntity)
 	a := newArgs(args)
 	doc := a.doc("document", true)
-	o := &driver.InsertOneOptions{BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Comment: a.any("comment")}
+	o := &driver.InsertOneOptions{WriteConcern: a.writeConcern(), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Comment: a.any("comment")}
 	if err := a.done(); err != nil {
 		return result{}, err
 	}
@@ -79,7 +79,7 @@ func collectionInsertMany(ctx context.Context, tr *testRun, obj any, args bson.R
 			docs = append(docs, d.Document())
 		}
 	}
-	o := &driver.InsertManyOptions{Ordered: a.boolPtr("ordered"), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Comment: a.any("comment")}
+	o := &driver.InsertManyOptions{WriteConcern: a.writeConcern(), Ordered: a.boolPtr("ordered"), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Comment: a.any("comment")}
 	if err := a.done(); err != nil {
 		return result{}, err
 	}
@@ -126,7 +126,7 @@ func bulkResultDoc(r *driver.BulkWriteResult) (result, error) {
 
 // findOptions reads find's options (also createFindCursor's).
 func findOptions(a *argSet) *driver.FindOptions {
-	o := &driver.FindOptions{
+	o := &driver.FindOptions{ReadConcern: a.readConcern(), ReadPreference: a.readPreference(),
 		Sort: a.any("sort"), Projection: a.any("projection"), Skip: a.int64Ptr("skip"), Limit: a.int64Ptr("limit"),
 		BatchSize: a.int32Ptr("batchSize"), Hint: a.any("hint"), Collation: a.any("collation"), Let: a.any("let"),
 		Comment: a.any("comment"), MaxTime: a.msPtr("maxTimeMS"), AllowDiskUse: a.boolPtr("allowDiskUse"),
@@ -184,7 +184,7 @@ func collectionFindOne(ctx context.Context, tr *testRun, obj any, args bson.Raw)
 	c := obj.(*collectionEntity)
 	a := newArgs(args)
 	filter := a.doc("filter", true)
-	o := &driver.FindOneOptions{
+	o := &driver.FindOneOptions{ReadConcern: a.readConcern(), ReadPreference: a.readPreference(),
 		Sort: a.any("sort"), Projection: a.any("projection"), Skip: a.int64Ptr("skip"), Hint: a.any("hint"),
 		Collation: a.any("collation"), Let: a.any("let"), Comment: a.any("comment"), MaxTime: a.msPtr("maxTimeMS"),
 		AllowPartialResults: a.boolPtr("allowPartialResults"), Min: a.any("min"), Max: a.any("max"),
@@ -301,7 +301,7 @@ func collectionFindOneAndUpdate(ctx context.Context, tr *testRun, obj any, args 
 	a := newArgs(args)
 	filter := a.doc("filter", true)
 	update := a.update("update")
-	o := &driver.FindOneAndUpdateOptions{
+	o := &driver.FindOneAndUpdateOptions{WriteConcern: a.writeConcern(),
 		ArrayFilters: a.array("arrayFilters"), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"),
 		Collation: a.any("collation"), Hint: a.any("hint"), Let: a.any("let"), Comment: a.any("comment"),
 		MaxTime: a.msPtr("maxTimeMS"), Projection: a.any("projection"), ReturnDocument: a.returnDocument(),
@@ -318,7 +318,7 @@ func collectionFindOneAndReplace(ctx context.Context, tr *testRun, obj any, args
 	a := newArgs(args)
 	filter := a.doc("filter", true)
 	repl := a.doc("replacement", true)
-	o := &driver.FindOneAndReplaceOptions{
+	o := &driver.FindOneAndReplaceOptions{WriteConcern: a.writeConcern(),
 		BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Collation: a.any("collation"),
 		Hint: a.any("hint"), Let: a.any("let"), Comment: a.any("comment"), MaxTime: a.msPtr("maxTimeMS"),
 		Projection: a.any("projection"), ReturnDocument: a.returnDocument(), Sort: a.any("sort"), Upsert: a.boolPtr("upsert"),
@@ -333,7 +333,7 @@ func collectionFindOneAndDelete(ctx context.Context, tr *testRun, obj any, args 
 	c := obj.(*collectionEntity)
 	a := newArgs(args)
 	filter := a.doc("filter", true)
-	o := &driver.FindOneAndDeleteOptions{
+	o := &driver.FindOneAndDeleteOptions{WriteConcern: a.writeConcern(),
 		Collation: a.any("collation"), Hint: a.any("hint"), Let: a.any("let"), Comment: a.any("comment"),
 		MaxTime: a.msPtr("maxTimeMS"), Projection: a.any("projection"), Sort: a.any("sort"),
 	}
@@ -361,7 +361,7 @@ func collectionUpdate(name string) opFunc {
 		a := newArgs(args)
 		filter := a.doc("filter", true)
 		update := a.update("update")
-		o := &driver.UpdateOptions{
+		o := &driver.UpdateOptions{WriteConcern: a.writeConcern(),
 			ArrayFilters: a.array("arrayFilters"), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"),
 			Collation: a.any("collation"), Hint: a.any("hint"), Upsert: a.boolPtr("upsert"), Let: a.any("let"),
 			Comment: a.any("comment"), Sort: a.any("sort"),
@@ -388,7 +388,7 @@ func collectionReplaceOne(ctx context.Context, tr *testRun, obj any, args bson.R
 	a := newArgs(args)
 	filter := a.doc("filter", true)
 	repl := a.doc("replacement", true)
-	o := &driver.ReplaceOptions{
+	o := &driver.ReplaceOptions{WriteConcern: a.writeConcern(),
 		BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Collation: a.any("collation"),
 		Hint: a.any("hint"), Upsert: a.boolPtr("upsert"), Let: a.any("let"), Comment: a.any("comment"), Sort: a.any("sort"),
 	}
@@ -407,7 +407,7 @@ func collectionDelete(name string) opFunc {
 		c := obj.(*collectionEntity)
 		a := newArgs(args)
 		filter := a.doc("filter", true)
-		o := &driver.DeleteOptions{Collation: a.any("collation"), Hint: a.any("hint"), Let: a.any("let"), Comment: a.any("comment")}
+		o := &driver.DeleteOptions{WriteConcern: a.writeConcern(), Collation: a.any("collation"), Hint: a.any("hint"), Let: a.any("let"), Comment: a.any("comment")}
 		if err := a.done(); err != nil {
 			return result{}, err
 		}
@@ -430,7 +430,7 @@ func collectionDelete(name string) opFunc {
 
 // aggregateOptions reads aggregate's options (collection and database).
 func aggregateOptions(a *argSet) *driver.AggregateOptions {
-	return &driver.AggregateOptions{
+	return &driver.AggregateOptions{ReadConcern: a.readConcern(), ReadPreference: a.readPreference(), WriteConcern: a.writeConcern(),
 		AllowDiskUse: a.boolPtr("allowDiskUse"), BatchSize: a.int32Ptr("batchSize"),
 		BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"), Collation: a.any("collation"),
 		MaxTime: a.msPtr("maxTimeMS"), MaxAwaitTime: a.msPtr("maxAwaitTimeMS"), Comment: a.any("comment"),
@@ -473,7 +473,7 @@ func collectionCountDocuments(ctx context.Context, tr *testRun, obj any, args bs
 	c := obj.(*collectionEntity)
 	a := newArgs(args)
 	filter := a.doc("filter", true)
-	o := &driver.CountOptions{
+	o := &driver.CountOptions{ReadConcern: a.readConcern(), ReadPreference: a.readPreference(),
 		Collation: a.any("collation"), Hint: a.any("hint"), Limit: a.int64Ptr("limit"), Skip: a.int64Ptr("skip"),
 		MaxTime: a.msPtr("maxTimeMS"), Comment: a.any("comment"),
 	}
@@ -490,7 +490,7 @@ func collectionCountDocuments(ctx context.Context, tr *testRun, obj any, args bs
 func collectionEstimatedDocumentCount(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
 	c := obj.(*collectionEntity)
 	a := newArgs(args)
-	o := &driver.EstimatedDocumentCountOptions{MaxTime: a.msPtr("maxTimeMS"), Comment: a.any("comment")}
+	o := &driver.EstimatedDocumentCountOptions{ReadConcern: a.readConcern(), ReadPreference: a.readPreference(), MaxTime: a.msPtr("maxTimeMS"), Comment: a.any("comment")}
 	if err := a.done(); err != nil {
 		return result{}, err
 	}
@@ -506,7 +506,7 @@ func collectionDistinct(ctx context.Context, tr *testRun, obj any, args bson.Raw
 	a := newArgs(args)
 	field := a.str("fieldName", true)
 	filter := a.doc("filter", true)
-	o := &driver.DistinctOptions{Collation: a.any("collation"), MaxTime: a.msPtr("maxTimeMS"), Comment: a.any("comment"), Hint: a.any("hint")}
+	o := &driver.DistinctOptions{ReadConcern: a.readConcern(), ReadPreference: a.readPreference(), Collation: a.any("collation"), MaxTime: a.msPtr("maxTimeMS"), Comment: a.any("comment"), Hint: a.any("hint")}
 	if err := a.done(); err != nil {
 		return result{}, err
 	}
@@ -585,7 +585,7 @@ func collectionBulkWrite(ctx context.Context, tr *testRun, obj any, args bson.Ra
 			models = append(models, m)
 		}
 	}
-	o := &driver.BulkWriteOptions{Ordered: a.boolPtr("ordered"), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"),
+	o := &driver.BulkWriteOptions{WriteConcern: a.writeConcern(), Ordered: a.boolPtr("ordered"), BypassDocumentValidation: a.boolPtr("bypassDocumentValidation"),
 		Comment: a.any("comment"), Let: a.any("let")}
 	if err := a.done(); err != nil {
 		return result{}, err
