@@ -45,10 +45,10 @@ func knownFailure(tc *unified.Test) string {
 		return "driver bug: with batchSize equal to limit, find must send batchSize limit+1 so the server closes the cursor (CRUD spec, Find), the driver sends batchSize 4 for limit 4"
 	}
 	if strings.HasSuffix(tc.Name, "/Aggregate with $out passes bypassDocumentValidation: false") {
-		return "driver deviation: Aggregate sends bypassDocumentValidation only when true; the CRUD test expects false to be sent too"
+		return "driver deviation: Aggregate sends bypassDocumentValidation only when true, where the CRUD test expects false to be sent too"
 	}
 	if strings.HasSuffix(tc.Name, "/supports configuring getMore maxTimeMS") {
-		return "driver deviation: RunCursorCommand takes a getMore maxTimeMS (MaxAwaitTime) only for a TailableAwait cursor; the run-command spec sends it on every getMore"
+		return "driver deviation: RunCursorCommand takes a getMore maxTimeMS (MaxAwaitTime) only for a TailableAwait cursor, where the run-command spec sends it on every getMore"
 	}
 	if strings.HasSuffix(tc.Name, "/Failed bulk write command log message includes operationId") {
 		return "mongotest bug: an update pipeline with an unknown stage ($invalidOperator) is accepted, where mongod refuses it (40324), so the command succeeds"

@@ -49,6 +49,16 @@ func register(kind, name string, f opFunc) {
 	m[name] = f
 }
 
+func init() {
+	// Change stream entities are made by createChangeStream, which the
+	// driver cannot do yet.
+	for _, kind := range []string{"client", "database", "collection"} {
+		register(kind, "createChangeStream", func(context.Context, *testRun, any, bson.Raw) (result, error) {
+			return result{}, skipf("changeStream entities: the driver has no change stream API yet")
+		})
+	}
+}
+
 func registerSpecial(name string, f specialFunc) {
 	if _, dup := specialOps[name]; dup {
 		panic("unified: special operation " + name + " registered twice")
