@@ -3,6 +3,13 @@
 // standalone, a three-member replica set, a mongos behind a load balancer
 // and, until a real sharded cluster is available in mongotest, two
 // independent mongos routers.
+//
+// A new deployment (a sharded cluster whose routers share their shards, a
+// load balancer fronting several mongos) plugs in as one more case of
+// Provider.Start returning a unified.Deployment: its topology name, the
+// internal client's URI (one mongos), and ClientURI, which honours
+// useMultipleMongoses (false: one mongos, or the balancer fronting a
+// single server). Nothing in the runner changes.
 package mongotestdeploy
 
 import (
