@@ -94,9 +94,9 @@ func isKnown(kind, name string) bool {
 	return false
 }
 
-// KnownOperations lists, for documentation and tests, which known
+// knownOperations lists, for tests, which known
 // operations are implemented: kind -> sorted names.
-func KnownOperations() (implemented, missing map[string][]string) {
+func knownOperations() (implemented, missing map[string][]string) {
 	implemented, missing = map[string][]string{}, map[string][]string{}
 	for kind, names := range knownOps {
 		for _, n := range names {

@@ -205,7 +205,7 @@ func TestRegistry(t *testing.T) {
 			}
 		}
 	}
-	implemented, missing := KnownOperations()
+	implemented, missing := knownOperations()
 	if len(implemented["collection"]) == 0 || len(missing["collection"]) == 0 {
 		t.Errorf("implemented %v, missing %v", implemented, missing)
 	}
