@@ -50,9 +50,6 @@ func knownFailure(tc *unified.Test) string {
 	if strings.HasSuffix(tc.Name, "/supports configuring getMore maxTimeMS") {
 		return "driver deviation: RunCursorCommand takes a getMore maxTimeMS (MaxAwaitTime) only for a TailableAwait cursor, where the run-command spec sends it on every getMore"
 	}
-	if strings.HasSuffix(tc.Name, "/Failed bulk write command log message includes operationId") {
-		return "mongotest bug: an update pipeline with an unknown stage ($invalidOperator) is accepted, where mongod refuses it (40324), so the command succeeds"
-	}
 	if strings.Contains(tc.Doc.String(), `"SystemOverloadedError"`) && strings.Contains(tc.Doc.String(), `"errorLabelsContain"`) {
 		return "driver gap: a network error or timeout while establishing a connection does not get the SystemOverloadedError and RetryableError labels (SDAM backpressure)"
 	}

@@ -1,11 +1,9 @@
 // Package mongotestdeploy plays the deployments of the unified test
 // runner (package unified) with mongotest servers in this process: a
-// standalone, a three-member replica set, a mongos behind a load balancer
-// and, until a real sharded cluster is available in mongotest, two
-// independent mongos routers.
+// standalone, a three-member replica set, a sharded cluster of two mongos
+// routers over one store, and a load balancer fronting two services.
 //
-// A new deployment (a sharded cluster whose routers share their shards, a
-// load balancer fronting several mongos) plugs in as one more case of
+// A new deployment plugs in as one more case of
 // Provider.Start returning a unified.Deployment: its topology name, the
 // internal client's URI (one mongos), and ClientURI, which honours
 // useMultipleMongoses (false: one mongos, or the balancer fronting a
@@ -85,28 +83,36 @@ func (p Provider) Start(topology string, auth bool) (unified.Deployment, error) 
 		}
 		d.hosts = []string{s.Addr()}
 	case "load-balanced":
-		// One mongos behind the balancer: both of the format's load
-		// balancer URIs name it.
-		opts.Topology.Role = mongotest.RoleLoadBalanced
-		s, err := start(opts)
+		// A balancer fronting two services over one store; a client
+		// limited to one server (useMultipleMongoses: false) and the
+		// internal client reach the first service directly, which plays
+		// the balancer fronting a single server.
+		lb, err := mongotest.StartLoadBalancer(2, mongotest.LoadBalancerOptions{Options: opts})
 		if err != nil {
 			return fail(err)
 		}
-		d.hosts = []string{s.Addr()}
+		d.closers = append(d.closers, lb.Close)
+		if err := addUser(lb); err != nil {
+			return fail(err)
+		}
+		d.hosts = []string{lb.Addr()}
+		d.single = lb.Services()[0].Addr()
 		d.params = append(d.params, "loadBalanced=true")
 	case "sharded":
-		// Two routers that do not share data: enough for the tests of
-		// discovery, monitoring and logging, not for data spread over
-		// several mongos (a client with useMultipleMongoses: true may read
-		// what it wrote through the other one).
-		opts.Topology.Role = mongotest.RoleMongos
-		for i := 0; i < 2; i++ {
-			s, err := start(opts)
-			if err != nil {
-				return fail(err)
-			}
-			d.hosts = append(d.hosts, s.Addr())
+		// Two routers over one shared store, as with one shard behind
+		// them (listShards describes it as a replica-set shard).
+		c, err := mongotest.StartShardedCluster(2, mongotest.ShardedClusterOptions{Options: opts})
+		if err != nil {
+			return fail(err)
 		}
+		d.closers = append(d.closers, c.Close)
+		if err := addUser(c); err != nil {
+			return fail(err)
+		}
+		for _, m := range c.Mongoses() {
+			d.hosts = append(d.hosts, m.Addr())
+		}
+		d.single = d.hosts[0]
 	case "replicaset":
 		rs, err := mongotest.StartReplicaSet(3, mongotest.ReplicaSetOptions{Options: opts})
 		if err != nil {
@@ -129,6 +135,7 @@ func (p Provider) Start(topology string, auth bool) (unified.Deployment, error) 
 type deployment struct {
 	topology string
 	hosts    []string
+	single   string   // the one server of useMultipleMongoses: false
 	params   []string // the deployment's own URI options
 	creds    string   // "user:password@" when authentication is on
 	closers  []func()
@@ -144,11 +151,16 @@ func (d *deployment) uri(hosts []string) string {
 	return u
 }
 
-func (d *deployment) InternalURI() string { return d.uri(d.hosts[:1]) }
+func (d *deployment) InternalURI() string {
+	if d.single != "" {
+		return d.uri([]string{d.single})
+	}
+	return d.uri(d.hosts[:1])
+}
 
 func (d *deployment) ClientURI(multipleMongoses *bool) string {
-	if d.topology == "sharded" && multipleMongoses != nil && !*multipleMongoses {
-		return d.uri(d.hosts[:1])
+	if d.single != "" && multipleMongoses != nil && !*multipleMongoses {
+		return d.uri([]string{d.single})
 	}
 	return d.uri(d.hosts)
 }
