@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
 )
 
 // The operations of client entities.
@@ -11,30 +12,63 @@ import (
 func init() {
 	register("client", "close", clientClose)
 	register("client", "listDatabases", clientListDatabases)
+	register("client", "listDatabaseNames", clientListDatabaseNames)
 }
 
-// clientListDatabases runs listDatabases. The driver has no
-// Client.ListDatabases yet, and RunCommand is how its users list
-// databases today, so the operation maps onto it: the command, its events
-// and its log messages are the driver's own. The result is the reply's
-// databases, as the enumerate-databases specification's iterable.
+// clientListDatabases runs Client.ListDatabases; the result is the
+// databases as documents, the enumerate-databases specification's
+// iterable.
 func clientListDatabases(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
 	c := obj.(*clientEntity)
 	a := newArgs(args)
-	cmd := bson.D{{Key: "listDatabases", Value: 1}}
-	for _, k := range []string{"filter", "nameOnly", "authorizedDatabases", "comment"} {
-		if v := a.value(k); !v.IsZero() {
-			cmd = append(cmd, bson.E{Key: k, Value: v})
-		}
-	}
+	filter := a.doc("filter", false)
+	o := &driver.ListDatabasesOptions{NameOnly: a.boolPtr("nameOnly"), AuthorizedDatabases: a.boolPtr("authorizedDatabases"), Comment: a.any("comment")}
 	if err := a.done(); err != nil {
 		return result{}, err
 	}
-	reply, err := c.c.RunCommand(ctx, "admin", cmd)
-	if err != nil {
-		return result{v: docValue(reply)}, err
+	if filter == nil {
+		filter = bson.Raw{5, 0, 0, 0, 0}
 	}
-	return result{v: reply.Lookup("databases"), top: TopRootElements}, nil
+	res, err := c.c.ListDatabases(ctx, filter, o)
+	if err != nil {
+		return result{}, err
+	}
+	arr := bson.A{}
+	for _, d := range res.Databases {
+		arr = append(arr, bson.D{{Key: "name", Value: d.Name}, {Key: "sizeOnDisk", Value: d.SizeOnDisk}, {Key: "empty", Value: d.Empty}})
+	}
+	return arrayResult(arr, TopRootElements)
+}
+
+func clientListDatabaseNames(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	c := obj.(*clientEntity)
+	a := newArgs(args)
+	filter := a.doc("filter", false)
+	o := &driver.ListDatabasesOptions{AuthorizedDatabases: a.boolPtr("authorizedDatabases"), Comment: a.any("comment")}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	if filter == nil {
+		filter = bson.Raw{5, 0, 0, 0, 0}
+	}
+	names, err := c.c.ListDatabaseNames(ctx, filter, o)
+	if err != nil {
+		return result{}, err
+	}
+	arr := bson.A{}
+	for _, n := range names {
+		arr = append(arr, n)
+	}
+	return arrayResult(arr, TopNested)
+}
+
+// arrayResult marshals an array result.
+func arrayResult(arr bson.A, top Top) (result, error) {
+	b, err := bson.Marshal(bson.D{{Key: "v", Value: arr}})
+	if err != nil {
+		return result{}, err
+	}
+	return result{v: bson.Raw(b).Lookup("v"), top: top}, nil
 }
 
 // clientClose disconnects the client; its events so far stay observable.

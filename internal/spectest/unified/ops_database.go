@@ -16,6 +16,131 @@ func init() {
 	register("database", "aggregate", databaseAggregate)
 	register("database", "runCursorCommand", databaseCursorCommand(false))
 	register("database", "createCommandCursor", databaseCursorCommand(true))
+	register("database", "createCollection", databaseCreateCollection)
+	register("database", "dropCollection", databaseDropCollection)
+	register("database", "listCollections", databaseListCollections)
+	register("database", "listCollectionNames", databaseListCollectionNames)
+	register("database", "dropDatabase", databaseDrop)
+}
+
+func databaseCreateCollection(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	db := obj.(*databaseEntity)
+	a := newArgs(args)
+	name := a.str("collection", true)
+	o := &driver.CreateCollectionOptions{
+		Capped: a.boolPtr("capped"), SizeInBytes: a.int64Ptr("size"), MaxDocuments: a.int64Ptr("max"),
+		Validator: a.any("validator"), Collation: a.any("collation"), ClusteredIndex: a.any("clusteredIndex"),
+		ExpireAfterSeconds: a.int64Ptr("expireAfterSeconds"), ChangeStreamPreAndPostImages: a.any("changeStreamPreAndPostImages"),
+		StorageEngine: a.any("storageEngine"), IndexOptionDefaults: a.any("indexOptionDefaults"), Pipeline: a.any("pipeline"),
+		Comment: a.any("comment"),
+	}
+	if s := a.str("validationLevel", false); s != "" {
+		o.ValidationLevel = &s
+	}
+	if s := a.str("validationAction", false); s != "" {
+		o.ValidationAction = &s
+	}
+	if s := a.str("viewOn", false); s != "" {
+		o.ViewOn = &s
+	}
+	if ts := a.doc("timeseries", false); ts != nil {
+		o.TimeSeries = timeSeriesOf(a, ts)
+	}
+	a.skipArgs("the driver has no client-side encryption (encryptedFields)", "encryptedFields")
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	if err := db.db.CreateCollection(ctx, name, o); err != nil {
+		return result{}, err
+	}
+	// createCollection returns the collection, which saveResultAsEntity
+	// keeps as a collection entity.
+	return result{entity: &collectionEntity{db: db, name: name, coll: db.db.Collection(name)}}, nil
+}
+
+func timeSeriesOf(a *argSet, ts bson.Raw) *driver.TimeSeriesOptions {
+	t := newArgs(ts)
+	o := &driver.TimeSeriesOptions{TimeField: t.str("timeField", true)}
+	if s := t.str("metaField", false); s != "" {
+		o.MetaField = &s
+	}
+	if s := t.str("granularity", false); s != "" {
+		o.Granularity = &s
+	}
+	if n := t.int64Ptr("bucketMaxSpanSeconds"); n != nil {
+		d := time.Duration(*n) * time.Second
+		o.BucketMaxSpan = &d
+	}
+	if n := t.int64Ptr("bucketRoundingSeconds"); n != nil {
+		d := time.Duration(*n) * time.Second
+		o.BucketRounding = &d
+	}
+	a.setErr(t.done())
+	return o
+}
+
+func databaseDropCollection(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	db := obj.(*databaseEntity)
+	a := newArgs(args)
+	name := a.str("collection", true)
+	a.skipArgs("the driver has no client-side encryption (encryptedFields)", "encryptedFields")
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	return result{}, db.db.Collection(name).Drop(ctx)
+}
+
+func listCollectionsOptions(a *argSet) *driver.ListCollectionsOptions {
+	return &driver.ListCollectionsOptions{BatchSize: a.int32Ptr("batchSize"), NameOnly: a.boolPtr("nameOnly"),
+		AuthorizedCollections: a.boolPtr("authorizedCollections"), Comment: a.any("comment")}
+}
+
+func databaseListCollections(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	db := obj.(*databaseEntity)
+	a := newArgs(args)
+	filter := a.doc("filter", false)
+	o := listCollectionsOptions(a)
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	if filter == nil {
+		filter = bson.Raw{5, 0, 0, 0, 0}
+	}
+	cur, err := db.db.ListCollections(ctx, filter, o)
+	if err != nil {
+		return result{}, err
+	}
+	return drain(ctx, cur)
+}
+
+func databaseListCollectionNames(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	db := obj.(*databaseEntity)
+	a := newArgs(args)
+	filter := a.doc("filter", false)
+	o := listCollectionsOptions(a)
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	if filter == nil {
+		filter = bson.Raw{5, 0, 0, 0, 0}
+	}
+	names, err := db.db.ListCollectionNames(ctx, filter, o)
+	if err != nil {
+		return result{}, err
+	}
+	arr := bson.A{}
+	for _, n := range names {
+		arr = append(arr, n)
+	}
+	return arrayResult(arr, TopNested)
+}
+
+func databaseDrop(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	db := obj.(*databaseEntity)
+	if err := newArgs(args).done(); err != nil {
+		return result{}, err
+	}
+	return result{}, db.db.Drop(ctx)
 }
 
 // databaseRunCommand is the generic command runner, Database.RunCommand.
