@@ -103,6 +103,13 @@ func (h *logHandler) WithGroup(name string) slog.Handler {
 	return &c
 }
 
+// count is the number of messages kept so far.
+func (h *logHandler) count() int {
+	h.rec.mu.Lock()
+	defer h.rec.mu.Unlock()
+	return len(h.rec.msgs)
+}
+
 // take returns and forgets the messages so far.
 func (h *logHandler) take() []logMessage {
 	h.rec.mu.Lock()

@@ -123,6 +123,7 @@ func (tr *testRun) run() error {
 	}
 	// Listeners stop here: what is published during clean-up is not part
 	// of the test.
+	tr.settleLogs()
 	snaps := tr.snapshotClients()
 	if err := tr.disableFailPoints(); err != nil {
 		return err
@@ -343,6 +344,38 @@ func (tr *testRun) cleanup() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = tr.internal.Disconnect(ctx)
 		cancel()
+	}
+}
+
+// settleLogs lets log messages catch up with the events the test waited
+// for. A client's monitors see an event before its logging sink does (the
+// sink is the last of its monitors), so a waitForEvent may return while
+// the matching message is still being written on the emitting goroutine.
+// It waits until no client logs anything new for 25 ms, at most 500 ms.
+func (tr *testRun) settleLogs() {
+	count := func() (n int, observing bool) {
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		for _, e := range tr.entities {
+			if c, ok := e.(*clientEntity); ok && c.log != nil {
+				observing = true
+				n += c.log.h.count()
+			}
+		}
+		return n, observing
+	}
+	n, observing := count()
+	if !observing {
+		return
+	}
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		time.Sleep(25 * time.Millisecond)
+		m, _ := count()
+		if m == n {
+			return
+		}
+		n = m
 	}
 }
 
