@@ -41,14 +41,8 @@ func unifiedRunner() *unified.Runner {
 // that the suites stay green while each is reported: a listed test that
 // starts passing fails the suite until it is taken off.
 func knownFailure(tc *unified.Test) string {
-	if strings.HasSuffix(tc.Name, "/Find with batchSize equal to limit") {
-		return "driver bug: with batchSize equal to limit, find MUST send batchSize limit+1 so the server closes the cursor (CRUD spec, 'Setting limit and batchSize options for find commands'), the driver sends batchSize 4 for limit 4"
-	}
 	if strings.HasSuffix(tc.Name, "/Aggregate with $out passes bypassDocumentValidation: false") {
 		return "driver bug: Aggregate sends bypassDocumentValidation only when true, where the CRUD spec sends the option whenever the caller gives it (false included)"
-	}
-	if strings.HasSuffix(tc.Name, "/supports configuring getMore maxTimeMS") {
-		return "driver deviation: RunCursorCommand takes a getMore maxTimeMS (MaxAwaitTime) only for a TailableAwait cursor, where the run-command spec sends it on every getMore"
 	}
 	lb := map[string]string{
 		"/stale errors are ignored":                                                             "driver bug (load-balanced): a network error from a connection of an older generation clears the service's pool again, where the load-balancers spec ignores such stale errors (a second poolClearedEvent where a connectionCheckedInEvent is expected)",
