@@ -278,8 +278,14 @@ func (tr *testRun) createClient(id string, def bson.Raw) error {
 	if b, ok := def.Lookup("useMultipleMongoses").BooleanOK(); ok {
 		multi = &b
 	}
+	base := tr.dep.ClientURI(multi)
+	if multi != nil && *multi && tr.dep.Topology() == "sharded" && len(strings.Split(uriHosts(base), ",")) < 2 {
+		// "If true and the topology is a sharded cluster, the test runner
+		// MUST assert that this MongoClient connects to multiple mongos."
+		return fmt.Errorf("useMultipleMongoses: the deployment gives one mongos (%s)", base)
+	}
 	uriOpts, _ := def.Lookup("uriOptions").DocumentOK()
-	uri, minPool, err := applyURIOptions(tr.dep.ClientURI(multi), uriOpts, tr.hasFailPoint)
+	uri, minPool, err := applyURIOptions(base, uriOpts, tr.hasFailPoint)
 	if err != nil {
 		return err
 	}
@@ -468,6 +474,19 @@ func applyURIOptions(base string, uriOpts bson.Raw, fastHeartbeat bool) (string,
 		parts[i] = p.k + "=" + p.v
 	}
 	return prefix + "?" + strings.Join(parts, "&"), minPool, nil
+}
+
+// uriHosts returns the host list of a connection string.
+func uriHosts(uri string) string {
+	_, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return ""
+	}
+	hosts, _, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndex(hosts, "@"); i >= 0 {
+		hosts = hosts[i+1:]
+	}
+	return hosts
 }
 
 // firstSeedOnly cuts "mongodb://[userinfo@]h1,h2/" to its first host.
