@@ -148,30 +148,22 @@ func databaseDrop(ctx context.Context, tr *testRun, obj any, args bson.Raw) (res
 // rule for runCommand); one may be given.
 func databaseRunCommand(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
 	db := obj.(*databaseEntity)
-	if err := argKeys(args, "command", "commandName", "readPreference", "session"); err != nil {
-		return result{}, err
-	}
-	cmd, err := reqDoc(args, "command")
-	if err != nil {
-		return result{}, err
-	}
-	name, err := reqString(args, "commandName")
-	if err != nil {
-		return result{}, err
-	}
-	if first := firstKey(cmd); first != name {
-		return result{}, invalid("arguments.commandName", nil, "commandName %q is not the command's first key %q", name, first)
-	}
-	if _, ok := args.Lookup("session").StringValueOK(); ok {
-		return result{}, skipf("runCommand with a session: the driver has no sessions yet")
+	a := newArgs(args)
+	cmd := a.doc("command", true)
+	name := a.str("commandName", true)
+	if cmd != nil && name != "" && firstKey(cmd) != name {
+		a.fail("commandName", "commandName %q is not the command's first key %q", name, firstKey(cmd))
 	}
 	var opts []*driver.RunCommandOptions
-	if v := args.Lookup("readPreference"); !v.IsZero() {
+	if v := a.value("readPreference"); !v.IsZero() {
 		o, err := runCommandReadPref(v)
 		if err != nil {
 			return result{}, err
 		}
 		opts = append(opts, o)
+	}
+	if err := a.done(); err != nil {
+		return result{}, err
 	}
 	reply, err := db.db.RunCommand(ctx, cmd, opts...).Raw()
 	var ce *driver.CommandError
