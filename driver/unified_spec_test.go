@@ -2,19 +2,18 @@ package driver_test
 
 import (
 	"context"
-	"sync"
-
-	"github.com/mongoscope/mongoscope/driver"
-	"github.com/mongoscope/mongoscope/mongotest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 	"github.com/mongoscope/mongoscope/internal/spectest/unified"
 	"github.com/mongoscope/mongoscope/internal/spectest/unified/mongotestdeploy"
+	"github.com/mongoscope/mongoscope/mongotest"
 )
 
 // The unified-format spec suites, run by the unified test runner
