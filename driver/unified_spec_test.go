@@ -40,9 +40,6 @@ func unifiedRunner() *unified.Runner {
 // that the suites stay green while each is reported: a listed test that
 // starts passing fails the suite until it is taken off.
 func knownFailure(tc *unified.Test) string {
-	if strings.HasSuffix(tc.Name, "/Aggregate with $out passes bypassDocumentValidation: false") {
-		return "driver bug: Aggregate sends bypassDocumentValidation only when true, where the CRUD spec sends the option whenever the caller gives it (false included)"
-	}
 	lb := map[string]string{
 		"/stale errors are ignored":                                                             "driver bug (load-balanced): a network error from a connection of an older generation clears the service's pool again, where the load-balancers spec ignores such stale errors (a second poolClearedEvent where a connectionCheckedInEvent is expected)",
 		"/errors during authentication are processed":                                           "driver bug (load-balanced): on an authentication error the connection is closed before the pool is cleared, where the load-balancers spec test expects poolClearedEvent first",
