@@ -34,7 +34,11 @@ func TestMalformedReplies(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = driver.All[bson.Raw](context.Background(), cur)
+		// Bounded, so that a cursor the driver wrongly keeps open fails
+		// the test rather than hanging it.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err = driver.All[bson.Raw](ctx, cur)
 		return err
 	}
 	find := func(ctx context.Context, c *driver.Client) error { return all(coll(c).Find(ctx, bson.D{})) }
