@@ -115,6 +115,7 @@ func FuzzWriteReply(f *testing.F) {
 				if u.index < offset || u.index >= offset+sent || u.id.Type == 0 {
 					t.Fatalf("upserted %+v", u)
 				}
+				_ = rawValueToAny(u.id)
 			}
 			if e := w.exception(); e != nil {
 				_ = e.Error()
