@@ -189,6 +189,9 @@ func TestMalformedReplies(t *testing.T) {
 		{"findOneAndUpdate value missing", map[string]reply{"findAndModify": {e("lastErrorObject", reply{e("n", 0)})}}, fou, "value"},
 		{"findOneAndUpdate value a string", map[string]reply{"findAndModify": {e("value", "doc")}}, fou, "value"},
 		{"findOneAndReplace lastErrorObject an array", map[string]reply{"findAndModify": {e("lastErrorObject", bson.A{}), e("value", doc)}}, for_, "lastErrorObject"},
+		{"findOneAndUpdate writeConcernError a string", map[string]reply{"findAndModify": {e("value", doc), e("writeConcernError", "timeout")}}, fou, "writeConcernError"},
+		{"createIndexes writeConcernError an array", map[string]reply{"createIndexes": {e("numIndexesAfter", 2), e("writeConcernError", bson.A{64})}}, createIndex, "writeConcernError"},
+		{"deleteMany writeConcernError a number", map[string]reply{"delete": {e("n", 1), e("writeConcernError", 64)}}, deleteMany, "writeConcernError"},
 		{"findOneAndDelete lastErrorObject.n negative", map[string]reply{"findAndModify": {e("lastErrorObject", reply{e("n", -2)}), e("value", doc)}}, fod, "lastErrorObject.n"},
 
 		// aggregate, count, distinct
