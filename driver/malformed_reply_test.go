@@ -168,6 +168,7 @@ func TestMalformedReplies(t *testing.T) {
 		{"insertOne writeErrors element a string", map[string]reply{"insert": {e("n", 0), e("writeErrors", bson.A{"dup"})}}, insertOne, "writeErrors.0"},
 		{"insertMany write error index outside", map[string]reply{"insert": writeErr(e("index", 9), e("code", 11000))}, insertMany, "writeErrors.0.index"},
 		{"insertMany write error index negative", map[string]reply{"insert": writeErr(e("index", -1), e("code", 11000))}, insertMany, "writeErrors.0.index"},
+		{"insertMany n counts a refused document", map[string]reply{"insert": {e("n", 2), e("writeErrors", bson.A{reply{e("index", 1), e("code", 11000)}})}}, insertMany, "n"},
 		{"insertMany writeConcernError without code", map[string]reply{"insert": {e("n", 2), e("writeConcernError", reply{e("errmsg", "x")})}}, insertMany, "writeConcernError.code"},
 		{"insertMany errorLabels nested garbage", map[string]reply{"insert": {e("n", 2), e("errorLabels", bson.A{reply{e("a", bson.A{1})}})}}, insertMany, "errorLabels.0"},
 		{"updateOne nModified a string", map[string]reply{"update": {e("n", 1), e("nModified", "1")}}, updateOne, "nModified"},

@@ -365,17 +365,23 @@ func errorFields(d bson.Raw, path string) (code int32, codeName, msg string, inf
 }
 
 // checkWriteReply checks a write reply against its batch: sent statements
-// starting at offset. The statement indexes must fall in the batch, n is
-// required, an insert cannot insert more than it sent, and an update
+// starting at offset. The statement indexes must fall in the batch, once
+// each; n is required; an insert cannot insert and refuse more documents
+// than it sent; and an update
 // cannot upsert more documents than it counts, or modify more than it matched.
 func checkWriteReply(wr *writeReply, name string, offset, sent int) error {
 	if !wr.haveN {
 		return &ReplyError{Field: "n", Reason: "missing"}
 	}
+	seen := make(map[int]bool, len(wr.writeErrors))
 	for i, we := range wr.writeErrors {
 		if we.Index < offset || we.Index >= offset+sent {
 			return &ReplyError{Field: fmt.Sprintf("writeErrors.%d.index", i), Reason: fmt.Sprintf("%d is outside the batch of %d statements", we.Index-offset, sent)}
 		}
+		if seen[we.Index] {
+			return &ReplyError{Field: fmt.Sprintf("writeErrors.%d.index", i), Reason: fmt.Sprintf("statement %d has a write error already", we.Index-offset)}
+		}
+		seen[we.Index] = true
 	}
 	for i, u := range wr.upserted {
 		if u.index < offset || u.index >= offset+sent {
@@ -383,8 +389,8 @@ func checkWriteReply(wr *writeReply, name string, offset, sent int) error {
 		}
 	}
 	switch {
-	case name == "insert" && wr.n > int64(sent):
-		return &ReplyError{Field: "n", Reason: fmt.Sprintf("%d documents inserted from a batch of %d", wr.n, sent)}
+	case name == "insert" && wr.n+int64(len(wr.writeErrors)) > int64(sent):
+		return &ReplyError{Field: "n", Reason: fmt.Sprintf("%d documents inserted and %d refused from a batch of %d", wr.n, len(wr.writeErrors), sent)}
 	case int64(len(wr.upserted)) > wr.n:
 		return &ReplyError{Field: "n", Reason: fmt.Sprintf("%d is less than the %d upserted documents", wr.n, len(wr.upserted))}
 	case wr.nModified > wr.n-int64(len(wr.upserted)):

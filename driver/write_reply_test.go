@@ -46,6 +46,8 @@ func TestWriteReplyRejectsMalformed(t *testing.T) {
 		{"write error without index", rd{re("n", int32(0)), re("writeErrors", bson.A{rd{re("code", 11000)}})}, "insert", 1, "writeErrors.0.index"},
 		{"write error index negative", rd{re("n", int32(0)), re("writeErrors", bson.A{writeErr(-1, 11000)})}, "insert", 1, "writeErrors.0.index"},
 		{"write error index outside", rd{re("n", int32(0)), re("writeErrors", bson.A{writeErr(int32(0), 1), writeErr(int32(5), 1)})}, "insert", 2, "writeErrors.1.index"},
+		{"write error index twice", rd{re("n", int32(0)), re("writeErrors", bson.A{writeErr(int32(1), 1), writeErr(int32(1), 1)})}, "insert", 2, "writeErrors.1.index"},
+		{"inserted and refused over sent", rd{re("n", int32(2)), re("writeErrors", bson.A{writeErr(int32(1), 1)})}, "insert", 2, "n"},
 		{"write error errmsg a number", rd{re("n", int32(0)), re("writeErrors", bson.A{rd{re("index", 0), re("code", 2), re("errmsg", 3)}})}, "insert", 1, "writeErrors.0.errmsg"},
 		{"write error errInfo a string", rd{re("n", int32(0)), re("writeErrors", bson.A{rd{re("index", 0), re("code", 121), re("errInfo", "x")}})}, "insert", 1, "writeErrors.0.errInfo"},
 		{"writeConcernError a string", rd{re("n", int32(1)), re("writeConcernError", "x")}, "insert", 1, "writeConcernError"},
