@@ -39,7 +39,7 @@ func (e *ArgumentError) Unwrap() error { return e.Err }
 // arguments: the operation's name, the server once one was selected, and
 // the cause (a *CommandError, *WriteConcernError, *NetworkError,
 // *HandshakeError, *SelectionError, *WaitQueueTimeoutError,
-// *PoolClearedError, a context error or ErrClientDisconnected).
+// *PoolClearedError, *ReplyError, a context error or ErrClientDisconnected).
 type OperationError struct {
 	Op      string // the command's name, e.g. "find"
 	Address string // the server, once one was selected
