@@ -88,6 +88,9 @@ func TestMalformedReplies(t *testing.T) {
 	dbAggregate := func(ctx context.Context, c *driver.Client) error {
 		return all(c.Database("admin").Aggregate(ctx, bson.A{reply{e("$currentOp", reply{})}}))
 	}
+	runCursor := func(ctx context.Context, c *driver.Client) error {
+		return all(c.Database("shop").RunCursorCommand(ctx, bson.D{{Key: "find", Value: "items"}}))
+	}
 	countDocs := func(ctx context.Context, c *driver.Client) error {
 		_, err := coll(c).CountDocuments(ctx, bson.D{})
 		return err
@@ -198,6 +201,8 @@ func TestMalformedReplies(t *testing.T) {
 		// aggregate, count, distinct
 		{"aggregate batch element a number", map[string]reply{"aggregate": cursor(0, "firstBatch", bson.A{1})}, aggregate, "cursor.firstBatch.0"},
 		{"database aggregate cursor id missing", map[string]reply{"aggregate": {e("cursor", reply{e("firstBatch", bson.A{})})}}, dbAggregate, "cursor.id"},
+		{"runCursorCommand ns a number", map[string]reply{"find": {e("cursor", reply{e("id", int64(0)), e("ns", 5), e("firstBatch", bson.A{})})}}, runCursor, "cursor.ns"},
+		{"runCursorCommand getMore batch element a string", map[string]reply{"find": openFind, "getMore": cursor(0, "nextBatch", bson.A{doc, "x"})}, runCursor, "cursor.nextBatch.1"},
 		{"countDocuments n missing", map[string]reply{"aggregate": cursor(0, "firstBatch", bson.A{reply{e("_id", 1)}})}, countDocs, "cursor.firstBatch.0.n"},
 		{"countDocuments n negative", map[string]reply{"aggregate": cursor(0, "firstBatch", bson.A{reply{e("_id", 1), e("n", -4)}})}, countDocs, "cursor.firstBatch.0.n"},
 		{"countDocuments batch element a string", map[string]reply{"aggregate": cursor(0, "firstBatch", bson.A{"n"})}, countDocs, "cursor.firstBatch.0"},
