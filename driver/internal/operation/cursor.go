@@ -104,6 +104,7 @@ func (c *Cursor) load(body bson.Raw, key string, getMore bool) error {
 		id            int64
 		db, coll      = c.db, c.coll
 		pbrt          bson.Raw
+		n             int // documents in batch
 		haveID, haveB bool
 	)
 	it := cur.Iter()
@@ -131,9 +132,9 @@ func (c *Cursor) load(body bson.Raw, key string, getMore bool) error {
 				return &ReplyError{Field: "cursor." + key, Reason: fmt.Sprintf("a %s, not an array", v.Type)}
 			}
 			bi := a.Iter()
-			for i := 0; bi.Next(); i++ {
+			for n = 0; bi.Next(); n++ {
 				if t := bi.Value().Type; t != bson.TypeEmbeddedDocument {
-					return &ReplyError{Field: fmt.Sprintf("cursor.%s.%d", key, i), Reason: fmt.Sprintf("a %s, not a document", t)}
+					return &ReplyError{Field: fmt.Sprintf("cursor.%s.%d", key, n), Reason: fmt.Sprintf("a %s, not a document", t)}
 				}
 			}
 			if err := bi.Err(); err != nil {
@@ -164,18 +165,8 @@ func (c *Cursor) load(body bson.Raw, key string, getMore bool) error {
 	if pbrt != nil {
 		c.postBatchResumeToken = pbrt
 	}
-	c.setBatch(batch)
+	c.batch, c.left, c.it = batch, n, batch.Iter()
 	return nil
-}
-
-func (c *Cursor) setBatch(batch bson.Raw) {
-	c.batch = batch
-	c.left = 0
-	it := batch.Iter()
-	for it.Next() {
-		c.left++
-	}
-	c.it = batch.Iter()
 }
 
 // ID returns the cursor id; 0 once the server has closed the cursor.
