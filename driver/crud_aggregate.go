@@ -294,7 +294,7 @@ func (db *Database) cursor(res operation.Result, co operation.CursorOptions) (*C
 	c := db.client
 	oc, err := operation.NewCursor(c.exec, db.name, res, co)
 	if err != nil {
-		return nil, &OperationError{Op: "cursor", Address: res.Address, Err: err}
+		return nil, &OperationError{Op: "cursor", Address: res.Address, Err: publicError(err)}
 	}
 	return newCursor(c, oc, co.Tailable), nil
 }
