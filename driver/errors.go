@@ -39,7 +39,7 @@ func (e *ArgumentError) Unwrap() error { return e.Err }
 // arguments: the operation's name, the server once one was selected, and
 // the cause (a *CommandError, *WriteConcernError, *NetworkError,
 // *HandshakeError, *SelectionError, *WaitQueueTimeoutError,
-// *PoolClearedError, a context error or ErrClientDisconnected).
+// *PoolClearedError, *ReplyError, a context error or ErrClientDisconnected).
 type OperationError struct {
 	Op      string // the command's name, e.g. "find"
 	Address string // the server, once one was selected
@@ -331,6 +331,26 @@ func (e *PoolClearedError) Unwrap() error { return e.Cause }
 // Retryable reports that the operation may be retried.
 func (e *PoolClearedError) Retryable() bool { return true }
 
+// ReplyError is a server reply the driver cannot use: a field that is
+// missing, of the wrong type, or with a value no server sends (a negative
+// count, a write error without a code). Field is the field's path in the
+// reply ("cursor.id", "writeErrors.2.code", "cursor.firstBatch.7") and
+// Reason says what is wrong with it. It arrives inside an
+// *OperationError, which names the command and the server.
+type ReplyError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ReplyError) Error() string {
+	return "malformed server reply: " + e.Field + ": " + e.Reason
+}
+
+// replyError is a *ReplyError inside the *OperationError of op on addr.
+func replyError(op, addr, field, reason string) error {
+	return &OperationError{Op: op, Address: addr, Err: &ReplyError{Field: field, Reason: reason}}
+}
+
 // IsTimeout reports whether err is a timeout: the context's deadline or the
 // client's timeoutMS ran out, or server selection, the wait for a
 // connection, or a network read or write timed out.
@@ -574,6 +594,8 @@ func convert(err error, addr string, connID int64) error {
 		return &SelectionError{Selector: e.Selector, Topology: e.Topology, TimedOut: e.TimedOut, Waited: e.Waited, Err: convert(e.Err, addr, connID)}
 	case *selection.Error:
 		return &ArgumentError{Argument: "ReadPreference", Reason: e.Field + ": " + e.Reason}
+	case *operation.ReplyError:
+		return &ReplyError{Field: e.Field, Reason: e.Reason}
 	}
 	return err
 }

@@ -3,6 +3,8 @@ package conn
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -168,11 +170,24 @@ func ReplyError(body bson.Raw) error {
 		return nil
 	}
 	ce := &CommandError{Labels: labels, WriteConcernError: wce, Raw: append(bson.Raw(nil), body...)}
+	badCode := ""
 	if v, isNum := body.Lookup("code").AsInt64OK(); isNum {
-		ce.Code = int32(v)
+		if v >= math.MinInt32 && v <= math.MaxInt32 {
+			ce.Code = int32(v)
+		} else {
+			// Not a server error code: say so rather than cut it down to
+			// another code.
+			badCode = "reply has an error code out of range: " + strconv.FormatInt(v, 10)
+		}
 	}
 	ce.CodeName, _ = body.Lookup("codeName").StringValueOK()
 	ce.Message, _ = body.Lookup("errmsg").StringValueOK()
+	if badCode != "" {
+		if ce.Message != "" {
+			badCode += "; " + ce.Message
+		}
+		ce.Message = badCode
+	}
 	if ce.Message == "" && ce.Code == 0 {
 		if okVal.Type == 0 {
 			ce.Message = "reply has no ok field"

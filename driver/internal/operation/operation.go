@@ -340,6 +340,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	case err == nil && op.Unacknowledged:
 		body = okDoc
 	}
+	if err == nil && body != nil {
+		// The connection takes only a document for a write concern error;
+		// anything else would pass for a write that was acknowledged.
+		if v, e := body.LookupErr("writeConcernError"); e == nil && v.Type != bson.TypeEmbeddedDocument {
+			err = &ReplyError{Field: "writeConcernError", Reason: fmt.Sprintf("a %s, not a document", v.Type)}
+		}
+	}
 	if x.Clock != nil {
 		src := body
 		var ce *conn.CommandError
