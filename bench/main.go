@@ -46,6 +46,7 @@ type result struct {
 }
 
 func main() {
+	serveIfChild()
 	count := flag.Int("count", 3, "runs per benchmark; the table shows the median")
 	benchtime := flag.Duration("benchtime", time.Second, "target duration of each run")
 	run := flag.String("run", ".", "regexp selecting tasks by name")
@@ -90,7 +91,8 @@ document (nested documents and arrays, UTF-8, booleans, every length); the
 official Raw.Validate checks only the top level's element framing and accepts,
 for example, a nested boolean byte of 7 or invalid UTF-8 in any string.`)
 	}
-	runDriverTasks(sel, *count, *benchtime, len(matched) > 0)
+	crud := runCRUDTasks(sel, *count, len(matched) > 0)
+	runDriverTasks(sel, *count, *benchtime, len(matched) > 0 || crud)
 }
 
 // runDriverTasks prints the second table, the pool and server selection,
