@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -197,9 +199,7 @@ func (c *Conn) write(ctx context.Context, msg []byte, socketTimeout time.Duratio
 		return c.fail("write", err)
 	}
 	_, err = c.nc.Write(msg)
-	if stop != nil {
-		stop()
-	}
+	c.stopped(stop)
 	if err != nil {
 		if c.closed.Load() && !isTimeout(err) && ctx.Err() == nil {
 			return ErrClosed
@@ -225,10 +225,8 @@ func (c *Conn) receive(ctx context.Context, socketTimeout time.Duration, respons
 	if err != nil {
 		return nil, c.fail("read", err)
 	}
-	buf, err := wire.ReadMessage(c.br, c.maxSize)
-	if stop != nil {
-		stop()
-	}
+	buf, err := c.readMessage()
+	c.stopped(stop)
 	if err != nil {
 		if c.closed.Load() && !isTimeout(err) && ctx.Err() == nil {
 			return nil, ErrClosed
@@ -245,6 +243,61 @@ func (c *Conn) receive(ctx context.Context, socketTimeout time.Duration, respons
 		c.expect = r.RequestID
 	}
 	return r, nil
+}
+
+// bigReply is the size from which a reply is read into a buffer of its
+// exact size, allocated once: wire.ReadMessage grows its buffer by
+// doubling as bytes arrive, which for a 16 MB batch allocates twice that.
+// The server is a handshaken peer whose maxMessageSizeBytes bounds the
+// size, and such buffers are never pooled anyway.
+const bigReply = 1 << 20
+
+// readMessage reads one message: a big one (bigReply) into a buffer of
+// its size, others into a pooled buffer.
+func (c *Conn) readMessage() (*wire.Buffer, error) {
+	h, err := c.br.Peek(4)
+	if err != nil {
+		if err == io.EOF && len(h) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, &wire.Error{Op: "read", Offset: len(h), Reason: "reading the message header", Err: err}
+	}
+	length := int(int32(binary.LittleEndian.Uint32(h)))
+	max := c.maxSize
+	if max <= 0 {
+		max = wire.DefaultMaxMessageSize
+	}
+	if length <= bigReply || length > max {
+		return wire.ReadMessage(c.br, c.maxSize)
+	}
+	b := make([]byte, length)
+	if n, err := io.ReadFull(c.br, b); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, &wire.Error{Op: "read", Offset: n, Reason: "reading " + strconv.Itoa(length) + "-byte message", Err: err}
+	}
+	return &wire.Buffer{B: b}, nil
+}
+
+// Detach returns the body for the caller to keep: the reply's own buffer
+// when it is too big to be pooled (no copy), otherwise a copy. The reply
+// is released.
+func (r *Reply) Detach() bson.Raw {
+	if r == nil {
+		return nil
+	}
+	var out bson.Raw
+	switch {
+	case r.dbuf != nil && cap(*r.dbuf) > maxPooled:
+		out, r.dbuf = r.Body, nil // putBuf would drop it
+	case r.dbuf == nil && r.buf != nil && cap(r.buf.B) > bigReply:
+		out = r.Body // Release drops it
+	default:
+		out = append(bson.Raw(nil), r.Body...)
+	}
+	r.Release()
+	return out
 }
 
 func (c *Conn) decode(buf *wire.Buffer, responseTo int32) (*Reply, error) {
@@ -299,7 +352,13 @@ func (c *Conn) decode(buf *wire.Buffer, responseTo int32) (*Reply, error) {
 // connection. With req.MoreToCome, Command returns (nil, nil) once the
 // message is written.
 func (c *Conn) Command(ctx context.Context, req *Request) (*Reply, error) {
-	id, err := c.send(ctx, req, c.cfg.SocketTimeout)
+	if err := c.sendable(); err != nil {
+		return nil, err
+	}
+	if !req.MoreToCome {
+		defer c.unwatch(c.watch(ctx))
+	}
+	id, err := c.sendAs(ctx, req, c.cfg.SocketTimeout, c.reqID())
 	if err != nil || req.MoreToCome {
 		return nil, err
 	}

@@ -37,6 +37,9 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 	if err := c.sendable(); err != nil {
 		return nil, err
 	}
+	if !req.MoreToCome {
+		defer c.unwatch(c.watch(ctx))
+	}
 	id := c.reqID()
 	name := commandName(req.Command)
 	f := event.CommandFields{

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,9 @@ type Executor struct {
 	// min(serverSelectionTimeoutMS, timeoutMS) after selection, and the
 	// pool's waitQueueTimeoutMS is ignored (CSOT); 0 leaves only Timeout.
 	ServerSelectionTimeout time.Duration
+
+	// stimeout is the last session timeout (sessionTimeout).
+	stimeout atomic.Pointer[time.Duration]
 }
 
 // Op is one operation: one command, with what the executor adds to it.
@@ -256,8 +260,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	case hello.ServiceID != nil:
 		sess, owned = x.Sessions.Get(nil), true
 	case hello.LogicalSessionTimeoutMinutes != nil && td.LogicalSessionTimeoutMinutes != nil:
-		t := time.Duration(*td.LogicalSessionTimeoutMinutes) * time.Minute
-		stimeout = &t
+		stimeout = x.sessionTimeout(*td.LogicalSessionTimeoutMinutes)
 		sess, owned = x.Sessions.Get(stimeout), true
 	}
 	var clusterTime bson.Raw
@@ -275,7 +278,12 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	cmd := op.Command
 	if sess != nil || clusterTime != nil || op.ReadConcern != nil || op.WriteConcern != nil || rp != nil {
-		cmd = extend(cmd, sess, clusterTime, op.ReadConcern, op.WriteConcern, rp)
+		// The extended copy only lives until the message is written (the
+		// command event takes its own copy), so its buffer is pooled.
+		ebuf := getCmdBuf()
+		defer putCmdBuf(ebuf)
+		cmd = extend((*ebuf)[:0], cmd, sess, clusterTime, op.ReadConcern, op.WriteConcern, rp)
+		*ebuf = cmd
 	}
 	if sess != nil {
 		sess.LastUse = time.Now()
@@ -312,16 +320,14 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	var body bson.Raw
 	switch {
 	case r != nil:
-		body = append(bson.Raw(nil), r.Body...)
-		r.Release()
+		body = r.Detach()
 	case err == nil && op.Unacknowledged:
 		body = okDoc
 	}
 	if x.Clock != nil {
 		src := body
-		var ce *conn.CommandError
-		if src == nil && errors.As(err, &ce) {
-			src = ce.Raw
+		if src == nil && err != nil {
+			src = commandErrorReply(err)
 		}
 		if ct, e := src.LookupErr("$clusterTime"); e == nil && ct.Type == bson.TypeEmbeddedDocument {
 			x.Clock.Advance(ct.Document())
@@ -412,14 +418,58 @@ func isNetwork(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// extend returns cmd with the fields the executor adds, in one copy.
-func extend(cmd bson.Raw, sess *session.Server, clusterTime, rc, wc, rp bson.Raw) bson.Raw {
+// commandErrorReply returns the server's reply held by err, a
+// *conn.CommandError, or nil.
+func commandErrorReply(err error) bson.Raw {
+	var ce *conn.CommandError
+	if errors.As(err, &ce) {
+		return ce.Raw
+	}
+	return nil
+}
+
+// sessionTimeout returns logicalSessionTimeoutMinutes as a duration, the
+// same pointer while the value stays the same (the session pool and the
+// cursors' bindings keep it).
+func (x *Executor) sessionTimeout(minutes int64) *time.Duration {
+	t := time.Duration(minutes) * time.Minute
+	if p := x.stimeout.Load(); p != nil && *p == t {
+		return p
+	}
+	p := &t
+	x.stimeout.Store(p)
+	return p
+}
+
+// Pooled buffers for extended commands; those that grew past
+// maxPooledCmd are dropped so one huge command does not pin memory.
+const maxPooledCmd = 64 << 10
+
+var cmdBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func getCmdBuf() *[]byte { return cmdBufs.Get().(*[]byte) }
+
+func putCmdBuf(b *[]byte) {
+	if cap(*b) > maxPooledCmd {
+		return
+	}
+	*b = (*b)[:0]
+	cmdBufs.Put(b)
+}
+
+// extend appends to dst cmd with the fields the executor adds.
+func extend(dst []byte, cmd bson.Raw, sess *session.Server, clusterTime, rc, wc, rp bson.Raw) bson.Raw {
 	n := len(cmd) + 16
 	if sess != nil {
 		n += len(sess.LSID) + 6
 	}
 	n += len(clusterTime) + len(rc) + len(wc) + len(rp) + 64
-	b := make([]byte, 0, n)
+	b := dst
+	if cap(b)-len(b) < n {
+		b = make([]byte, len(b), len(b)+n)
+		copy(b, dst)
+	}
+	start := len(b)
 	b = append(b, cmd[:len(cmd)-1]...)
 	if rc != nil {
 		b = bson.AppendDocumentElement(b, "readConcern", rc)
@@ -437,8 +487,8 @@ func extend(cmd bson.Raw, sess *session.Server, clusterTime, rc, wc, rp bson.Raw
 		b = bson.AppendDocumentElement(b, "$readPreference", rp)
 	}
 	b = append(b, 0)
-	binary.LittleEndian.PutUint32(b, uint32(len(b)))
-	return b
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start))
+	return b[start:]
 }
 
 // readPreferenceFor returns the $readPreference a read under rp needs on
