@@ -8,7 +8,7 @@
 //
 // Usage (from the repository root): make bench, or
 //
-//	cd bench && go run . [-count 3] [-benchtime 1s] [-run regexp]
+//	cd bench && go run . [-count 3] [-benchtime 1s] [-run regexp] [-cpuprofile file]
 package main
 
 import (
@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"testing"
@@ -50,7 +51,18 @@ func main() {
 	count := flag.Int("count", 3, "runs per benchmark; the table shows the median")
 	benchtime := flag.Duration("benchtime", time.Second, "target duration of each run")
 	run := flag.String("run", ".", "regexp selecting tasks by name")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (both drivers) to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	testing.Init()
 	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
 		fail(err)

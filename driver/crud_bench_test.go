@@ -89,3 +89,45 @@ func BenchmarkInsertOne(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkInsertMany(b *testing.B) {
+	coll := benchColl(b)
+	ctx := context.Background()
+	docs := make([]any, 1000)
+	for i := range docs {
+		docs[i] = benchDoc()
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := coll.InsertMany(ctx, docs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFindMany(b *testing.B) {
+	coll := benchColl(b)
+	ctx := context.Background()
+	const n = 10000
+	docs := make([]any, n)
+	for i := range docs {
+		docs[i] = benchDoc()
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		cur, err := coll.Find(ctx, bson.D{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := 0
+		for cur.Next(ctx) {
+			got++
+		}
+		if cur.Err() != nil || got != n {
+			b.Fatal(cur.Err(), got)
+		}
+	}
+}
