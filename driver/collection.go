@@ -61,6 +61,22 @@ func (coll *Collection) ready() error {
 	return coll.db.client.live()
 }
 
+// override returns coll with an operation's own read concern, write
+// concern and read preference in place of its own, or coll itself when
+// the operation sets none. prefix names the options type in errors.
+func (coll *Collection) override(prefix string, rc *ReadConcern, wc *WriteConcern, rp *ReadPreference) (*Collection, error) {
+	if rc == nil && wc == nil && rp == nil {
+		return coll, nil
+	}
+	c, err := coll.c.with(prefix, rc, wc, rp)
+	if err != nil {
+		return nil, err
+	}
+	cp := *coll
+	cp.c = c
+	return &cp, nil
+}
+
 // readOp returns an Op for a read on the collection under its read
 // preference and read concern.
 func (coll *Collection) readOp(name string, cmd bson.Raw) *operation.Op {

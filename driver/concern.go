@@ -96,11 +96,11 @@ func (wc *WriteConcern) encode() bson.Raw {
 			b = bson.AppendInt32Element(b, "w", int32(wc.W.Nodes))
 		}
 	}
-	if wc.Journal != nil {
-		b = bson.AppendBooleanElement(b, "j", *wc.Journal)
-	}
 	if wc.WTimeout > 0 {
 		b = bson.AppendInt64Element(b, "wtimeout", wc.WTimeout.Milliseconds())
+	}
+	if wc.Journal != nil {
+		b = bson.AppendBooleanElement(b, "j", *wc.Journal)
 	}
 	b, _ = bson.AppendDocumentEnd(b, st)
 	return b
@@ -136,8 +136,11 @@ func (rp *ReadPreference) selection(argument string) (selection.ReadPref, error)
 			if field == "" {
 				field = "Mode"
 			}
-			if field == "ReadPreference" {
+			switch field {
+			case "ReadPreference":
 				field = "Mode"
+			case "ReadPreferenceTags":
+				field = "Tags"
 			}
 			return r, &ArgumentError{Argument: argument + "." + field, Reason: oe.Reason, Err: oe.Err}
 		}

@@ -56,6 +56,10 @@ type FindOptions struct {
 	Min, Max     any
 	ReturnKey    *bool
 	ShowRecordID *bool
+	// ReadConcern and ReadPreference override the collection's for this
+	// operation; nil keeps the collection's.
+	ReadConcern    *ReadConcern
+	ReadPreference *ReadPreference
 }
 
 // FindOneOptions are the options of FindOne.
@@ -72,6 +76,10 @@ type FindOneOptions struct {
 	Min, Max            any
 	ReturnKey           *bool
 	ShowRecordID        *bool
+	// ReadConcern and ReadPreference override the collection's for this
+	// operation; nil keeps the collection's.
+	ReadConcern    *ReadConcern
+	ReadPreference *ReadPreference
 }
 
 // mergeFind folds opts into one, later fields winning.
@@ -102,6 +110,8 @@ func mergeFind(opts []*FindOptions) FindOptions {
 		setIf(&o.Max, x.Max)
 		setPtr(&o.ReturnKey, x.ReturnKey)
 		setPtr(&o.ShowRecordID, x.ShowRecordID)
+		setPtr(&o.ReadConcern, x.ReadConcern)
+		setPtr(&o.ReadPreference, x.ReadPreference)
 	}
 	return o
 }
@@ -120,7 +130,7 @@ func setPtr[T any](dst **T, v *T) {
 
 // findCommand builds the find command; single asks for one batch of at
 // most limit documents.
-func (coll *Collection) findCommand(filter any, o *FindOptions, single bool) (bson.Raw, error) {
+func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, prefix string) (bson.Raw, error) {
 	f, err := marshalDoc("filter", filter)
 	if err != nil {
 		return nil, err
@@ -136,25 +146,25 @@ func (coll *Collection) findCommand(filter any, o *FindOptions, single bool) (bs
 			continue
 		}
 		if x.doc {
-			vals[i], err = marshalDocValue(x.arg, x.v)
+			vals[i], err = marshalDocValue(prefix+"."+x.arg, x.v)
 		} else {
-			vals[i], err = marshalValue(x.arg, x.v)
+			vals[i], err = marshalValue(prefix+"."+x.arg, x.v)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	if o.BatchSize != nil && *o.BatchSize < 0 {
-		return nil, &ArgumentError{Argument: "BatchSize", Reason: "the batch size must not be negative"}
+		return nil, &ArgumentError{Argument: prefix + ".BatchSize", Reason: "the batch size must not be negative"}
 	}
 	if o.Skip != nil && *o.Skip < 0 {
-		return nil, &ArgumentError{Argument: "Skip", Reason: "skip must not be negative"}
+		return nil, &ArgumentError{Argument: prefix + ".Skip", Reason: "skip must not be negative"}
 	}
 	if o.MaxTime != nil && *o.MaxTime < 0 {
-		return nil, &ArgumentError{Argument: "MaxTime", Reason: "maxTimeMS must not be negative"}
+		return nil, &ArgumentError{Argument: prefix + ".MaxTime", Reason: "maxTimeMS must not be negative"}
 	}
-	if o.CursorType == NonTailable && o.MaxAwaitTime != nil {
-		return nil, &ArgumentError{Argument: "MaxAwaitTime", Reason: "maxAwaitTimeMS applies only to a TailableAwait cursor"}
+	if o.CursorType != TailableAwait && o.MaxAwaitTime != nil {
+		return nil, &ArgumentError{Argument: prefix + ".MaxAwaitTime", Reason: "maxAwaitTimeMS applies only to a TailableAwait cursor"}
 	}
 	cmd := operation.NewCollectionCommand("find", coll.name, len(f)+64).Doc("filter", f).
 		Value("sort", vals[0]).Value("projection", vals[1]).Value("hint", vals[2]).Int64("skip", o.Skip)
@@ -196,7 +206,11 @@ func (coll *Collection) Find(ctx context.Context, filter any, opts ...*FindOptio
 		return nil, err
 	}
 	o := mergeFind(opts)
-	cmd, err := coll.findCommand(filter, &o, false)
+	coll, err := coll.override("FindOptions", o.ReadConcern, nil, o.ReadPreference)
+	if err != nil {
+		return nil, err
+	}
+	cmd, err := coll.findCommand(filter, &o, false, "FindOptions")
 	if err != nil {
 		return nil, err
 	}
@@ -246,11 +260,15 @@ func (coll *Collection) FindOne(ctx context.Context, filter any, opts ...*FindOn
 		}
 		mo := mergeFind([]*FindOptions{&o, {Sort: x.Sort, Projection: x.Projection, Skip: x.Skip, Hint: x.Hint, Collation: x.Collation,
 			Let: x.Let, Comment: x.Comment, MaxTime: x.MaxTime, AllowPartialResults: x.AllowPartialResults, Min: x.Min, Max: x.Max,
-			ReturnKey: x.ReturnKey, ShowRecordID: x.ShowRecordID}})
+			ReturnKey: x.ReturnKey, ShowRecordID: x.ShowRecordID, ReadConcern: x.ReadConcern, ReadPreference: x.ReadPreference}})
 		o = mo
 	}
 	o.Limit = &limitOne
-	cmd, err := coll.findCommand(filter, &o, true)
+	coll, err := coll.override("FindOneOptions", o.ReadConcern, nil, o.ReadPreference)
+	if err != nil {
+		return &SingleResult{err: err}
+	}
+	cmd, err := coll.findCommand(filter, &o, true, "FindOneOptions")
 	if err != nil {
 		return &SingleResult{err: err}
 	}

@@ -18,6 +18,9 @@ type InsertOneOptions struct {
 	// Comment is attached to the command, for the server's logs and
 	// profiler.
 	Comment any
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // InsertManyOptions are the options of InsertMany.
@@ -27,6 +30,9 @@ type InsertManyOptions struct {
 	Ordered                  *bool
 	BypassDocumentValidation *bool
 	Comment                  any
+	// WriteConcern overrides the collection's for this operation; nil
+	// keeps the collection's.
+	WriteConcern *WriteConcern
 }
 
 // InsertOne inserts doc (a struct, a map, a bson.D, a bson.Raw...). A
@@ -52,9 +58,14 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 			if x.Comment != nil {
 				o.Comment = x.Comment
 			}
+			setPtr(&o.WriteConcern, x.WriteConcern)
 		}
 	}
-	comment, err := marshalValue("Comment", o.Comment)
+	coll, err = coll.override("InsertOneOptions", nil, o.WriteConcern, nil)
+	if err != nil {
+		return nil, err
+	}
+	comment, err := marshalValue("InsertOneOptions.Comment", o.Comment)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +79,7 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 	op.Batch = bt
 	wr, addr, err := coll.runWrite(ctx, op, 0)
 	if err != nil {
-		return nil, err
+		return nil, tooLarge(err, "document")
 	}
 	res := &InsertOneResult{InsertedID: rawValueToAny(id), Acknowledged: !op.Unacknowledged}
 	if werr := wr.exception(); werr != nil {
@@ -101,14 +112,19 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 			if x.Comment != nil {
 				o.Comment = x.Comment
 			}
+			setPtr(&o.WriteConcern, x.WriteConcern)
 		}
+	}
+	coll, err := coll.override("InsertManyOptions", nil, o.WriteConcern, nil)
+	if err != nil {
+		return nil, err
 	}
 	ordered := o.Ordered == nil || *o.Ordered
 	raws, ids, err := marshalInserts(docs)
 	if err != nil {
 		return nil, err
 	}
-	comment, err := marshalValue("Comment", o.Comment)
+	comment, err := marshalValue("InsertManyOptions.Comment", o.Comment)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +142,7 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 	// went and which documents failed.
 	var inserted int64
 	var failed map[int]bool
-	done := 0       // documents sent so far
+	done := 0      // documents sent so far
 	firstErr := -1 // an ordered insert stops after its first failed document
 	partial := func() *BulkWriteResult {
 		p := &BulkWriteResult{InsertedIDs: make(map[int]any, done), InsertedCount: inserted, Acknowledged: !op.Unacknowledged}
@@ -141,6 +157,7 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 		bt.Docs, bt.Sent = raws[off:], 0
 		wr, addr, err := coll.runWrite(ctx, op, off)
 		if err != nil {
+			err = tooLarge(err, indexArg("documents", off))
 			if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
 				bwe.PartialResult = partial()
 				return nil, errors.Join(&OperationError{Op: "insert", Address: addr, Err: &bwe}, err)

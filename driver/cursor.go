@@ -113,22 +113,21 @@ func (c *Cursor) getMore(ctx context.Context) error {
 	return c.client.publicError(ctx, opCtx, "getMore", c.oc.GetMore(opCtx))
 }
 
-// fail records err; the cursor is closed on the server when the error
-// leaves it open there.
+// fail records err and ends the cursor: a cursor the server no longer
+// has (CursorNotFound) or whose connection failed is only released; one
+// the server may still hold is killed.
 func (c *Cursor) fail(ctx context.Context, err error) {
 	c.err = err
 	c.Current = nil
-	if c.oc != nil {
-		var ce *CommandError
-		if errors.As(err, &ce) {
-			// A cursor the server refused a getMore for is dead there
-			// (CursorNotFound, an interrupted await...), or will be killed
-			// by Close below.
-			_ = c.closeServer(context.WithoutCancel(ctx))
-			return
-		}
-		_ = c.closeServer(context.WithoutCancel(ctx))
+	if c.oc == nil {
+		return
 	}
+	var ce *CommandError
+	if (errors.As(err, &ce) && ce.Code == 43) || IsNetworkError(err) {
+		c.oc.Abandon(context.WithoutCancel(ctx))
+		return
+	}
+	_ = c.closeServer(context.WithoutCancel(ctx))
 }
 
 // Decode decodes Current into v, as bson.Unmarshal does.

@@ -2,7 +2,35 @@
 // client, Connect starts one (SDAM monitoring, one CMAP pool per server),
 // and Client runs commands through server selection with the events of
 // package event published to the monitors and the logging sink given in
-// ClientOptions. CRUD, cursors, sessions and retries build on it.
+// ClientOptions.
+//
+// # Databases, collections and cursors
+//
+// Client.Database and Database.Collection return handles that send
+// nothing until an operation runs; they carry the read concern, write
+// concern and read preference their operations use, each level
+// inheriting the one above (URI, then DatabaseOptions, then
+// CollectionOptions). A mistake in a name or an option comes back as an
+// *ArgumentError from the handle's operations.
+//
+// The operations keep the names Go users know: InsertOne, InsertMany,
+// Find, FindOne and the rest of the CRUD specification. Options are plain
+// structs, one per operation (FindOptions, InsertManyOptions, ...),
+// nil-able pointers where zero means something. Find returns a *Cursor
+// (Next, TryNext, Decode, All, Close); FindOne a *SingleResult whose Err
+// is ErrNoDocuments when nothing matched. The generic functions decode
+// straight into a type: Decode[T] for a single result, All[T] for a
+// cursor's documents and Iter[T] for a range loop.
+//
+// Every operation runs through one execution path (package
+// driver/internal/operation): server selection, connection checkout, the
+// command built by appending, an implicit session's lsid wherever the
+// server supports sessions (none on unacknowledged writes), the highest
+// $clusterTime seen, the concerns and $readPreference, then the reply and
+// the errors, with the operation, command, selection and pool events on
+// the way. Cursors send getMore and killCursors to the server that opened
+// them, with the same session, and in load-balanced mode on the same
+// connection. Disconnect sends endSessions for the pooled sessions.
 //
 // # One options style: a plain struct
 //

@@ -197,6 +197,9 @@ func (s *Server) writeOutFor(r *Request, db, coll string, docs []bson.Raw) error
 		return errViewWrite(db, coll)
 	}
 	target := s.store.Collection(db, coll)
+	if err := errTimeseriesUnsupported(target, "$out"); err != nil {
+		return err
+	}
 	if target != nil && target.Capped() {
 		return newError(17152, "namespace '%s' is capped so it can't be used for $out", ns(db, coll))
 	}

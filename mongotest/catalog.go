@@ -150,7 +150,7 @@ func listIndexesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) 
 	if c == nil {
 		return nil, newError(mongoerr.NamespaceNotFound, "ns does not exist: %s", ns(r.DB, collName))
 	}
-	var docs []bson.Raw
+	docs := timeseriesIndexes(c)
 	for _, ix := range c.ListIndexes() {
 		docs = append(docs, ix.Raw())
 	}
@@ -208,6 +208,9 @@ func createIndexesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error
 	existed := s.store.Collection(r.DB, collName) != nil
 	c, err := s.store.CollectionOrCreate(r.DB, collName)
 	if err != nil {
+		return nil, err
+	}
+	if err := errTimeseriesUnsupported(c, "createIndexes"); err != nil {
 		return nil, err
 	}
 	before := c.NumIndexes()
@@ -288,7 +291,7 @@ var createArgs = fieldSet("capped", "size", "max", "validator", "validationLevel
 
 // listedOptions are create and collMod options kept in the collection's
 // options as given; the validation ones take effect in validation.go.
-var listedOptions = fieldSet("validator", "validationLevel", "validationAction", "storageEngine", "indexOptionDefaults")
+var listedOptions = fieldSet("validator", "validationLevel", "validationAction", "storageEngine", "indexOptionDefaults", "changeStreamPreAndPostImages")
 
 func createCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err := checkArgs(r, createArgs); err != nil {
@@ -307,8 +310,7 @@ func createCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err := checkSimpleCollation(r.Body); err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"timeseries", "clusteredIndex", "expireAfterSeconds",
-		"changeStreamPreAndPostImages", "recordPreImages", "encryptedFields"} {
+	for _, k := range []string{"recordPreImages", "encryptedFields"} {
 		if _, err := r.Body.LookupErr(k); err == nil {
 			return nil, newError(mongoerr.NotImplemented, "mongotest does not support the %s option of create", k)
 		}
@@ -325,8 +327,21 @@ func createCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			return nil, err
 		}
 	}
+	special, err := createSpecialOptions(r.Body, &opts)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Extra, err = extraOptions(r.Body); err != nil {
 		return nil, err
+	}
+	if special != nil {
+		// Listed after the validation options, as mongod orders them.
+		start, b := bson.AppendDocumentStart(nil)
+		if opts.Extra != nil {
+			b = append(b, opts.Extra[4:len(opts.Extra)-1]...)
+		}
+		b = append(b, special...)
+		opts.Extra, _ = bson.AppendDocumentEnd(b, start)
 	}
 	if err := s.checkWrite(r); err != nil {
 		return nil, err
@@ -356,6 +371,17 @@ func extraOptions(body bson.Raw) (bson.Raw, error) {
 				if _, err := compileValidator(it.Value().Document()); err != nil {
 					return nil, err
 				}
+			}
+		case "changeStreamPreAndPostImages":
+			// Kept and listed: mongotest has no change streams, so the
+			// option has nothing to change. {enabled: false} is how
+			// collMod turns it off; mongod then lists nothing.
+			on, err := preAndPostImagesOption(it.Value())
+			if err != nil {
+				return nil, err
+			}
+			if !on {
+				continue
 			}
 		case "validationLevel":
 			switch it.Value().StringValue() {
@@ -462,6 +488,11 @@ func renameCollectionCmd(_ context.Context, s *Server, r *Request) (bson.Raw, er
 	if err := s.checkWrite(r); err != nil {
 		return nil, err
 	}
+	for _, c := range []*store.Collection{s.store.Collection(fromDB, fromColl), s.store.Collection(toDB, toColl)} {
+		if err := errTimeseriesUnsupported(c, "renameCollection"); err != nil {
+			return nil, err
+		}
+	}
 	return nil, s.store.RenameCollection(fromDB, fromColl, toDB, toColl, dropTarget)
 }
 
@@ -485,7 +516,7 @@ func collModCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			return nil, newError(mongoerr.InvalidOptions, "option only supported on a view: %s", k)
 		}
 	}
-	for _, k := range []string{"expireAfterSeconds", "changeStreamPreAndPostImages",
+	for _, k := range []string{"expireAfterSeconds",
 		"cappedSize", "cappedMax", "timeseries", "recordPreImages", "dryRun"} {
 		if _, err := r.Body.LookupErr(k); err == nil {
 			return nil, newError(mongoerr.NotImplemented, "mongotest does not support the %s option of collMod", k)
@@ -510,6 +541,14 @@ func collModCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if ixOpt != nil {
 		if dst, err = collModIndex(dst, c, ixOpt); err != nil {
 			return nil, err
+		}
+	}
+	if v, err := r.Body.LookupErr("changeStreamPreAndPostImages"); err == nil {
+		if on, _ := preAndPostImagesOption(v); !on {
+			// Turned off: dropped from the listed options.
+			if err := c.SetExtraOptions(withoutOption(c.Options().Extra, "changeStreamPreAndPostImages")); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if extra != nil {
@@ -599,5 +638,50 @@ func mergeOptions(old, upd bson.Raw) bson.Raw {
 		b = append(b, it.Element()...)
 	}
 	b, _ = bson.AppendDocumentEnd(b, start)
+	return b
+}
+
+// preAndPostImagesOption checks {changeStreamPreAndPostImages: {enabled:
+// <bool>}} and returns enabled.
+func preAndPostImagesOption(v bson.RawValue) (bool, error) {
+	d, ok := v.DocumentOK()
+	if !ok {
+		return false, newError(mongoerr.TypeMismatch, "BSON field 'changeStreamPreAndPostImages' is the wrong type '%s', expected type 'object'", typeName(v.Type))
+	}
+	enabled, has := false, false
+	it := d.Iter()
+	for it.Next() {
+		if it.Key() != "enabled" {
+			return false, newError(40415, "BSON field 'changeStreamPreAndPostImages.%s' is an unknown field.", it.Key())
+		}
+		b, ok := it.Value().BooleanOK()
+		if !ok {
+			return false, newError(mongoerr.TypeMismatch, "BSON field 'changeStreamPreAndPostImages.enabled' is the wrong type '%s', expected type 'bool'", typeName(it.Value().Type))
+		}
+		enabled, has = b, true
+	}
+	if !has {
+		return false, newError(40414, "BSON field 'changeStreamPreAndPostImages.enabled' is missing but a required field")
+	}
+	return enabled, nil
+}
+
+// withoutOption returns opts without the field key; nil when nothing is
+// left.
+func withoutOption(opts bson.Raw, key string) bson.Raw {
+	if opts == nil {
+		return nil
+	}
+	start, b := bson.AppendDocumentStart(nil)
+	it := opts.Iter()
+	for it.Next() {
+		if it.Key() != key {
+			b = append(b, it.Element()...)
+		}
+	}
+	b, _ = bson.AppendDocumentEnd(b, start)
+	if len(b) == 5 {
+		return nil
+	}
 	return b
 }

@@ -124,7 +124,7 @@ func TestCatalog(t *testing.T) {
 	}{
 		{"create exists", "db", d("create", "capped"), 48, "already exists"},
 		{"create capped without size", "db", d("create", "c2", "capped", true), 72, "size"},
-		{"create timeseries", "db", d("create", "ts", "timeseries", d("timeField", "t")), 238, "timeseries"},
+		{"create encryptedFields", "db", d("create", "ef", "encryptedFields", d("fields", bson.A{})), 238, "encryptedFields"},
 		{"create bad name", "db", d("create", "a$b"), 73, ""},
 		{"create unknown", "db", d("create", "x", "bogus", 1), 40415, "create.bogus"},
 		{"createIndexes collation", "db", d("createIndexes", "x", "indexes", bson.A{d("key", d("a", 1), "name", "a", "collation", d("locale", "fr"))}), 238, "collation"},

@@ -68,7 +68,25 @@ const (
 	// so an appName filter matches the handshake's own hello, as in
 	// mongod.
 	cmdHello
+	// cmdMongodOnly does not exist on mongos (the replSet* commands):
+	// there it fails with CommandNotFound, as mongos registers no such
+	// command.
+	cmdMongodOnly
+	// cmdMongosOnly exists on mongos only (isdbgrid, listShards).
+	cmdMongosOnly
 )
+
+// availableOn tells whether a command with these flags exists on a server
+// in role; commands set with Server.Handle always do.
+func (f cmdFlags) availableOn(role Role) bool {
+	if f&cmdUser != 0 {
+		return true
+	}
+	if role.isRouter() {
+		return f&cmdMongodOnly == 0
+	}
+	return f&cmdMongosOnly == 0
+}
 
 type command struct {
 	h     HandlerFunc
@@ -180,7 +198,7 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 		return nil, r.parseErr, nil, nil
 	}
 	cmd, ok := s.lookup(r.Name)
-	if !ok {
+	if !ok || !cmd.flags.availableOn(s.role()) {
 		return nil, newError(mongoerr.CommandNotFound, "no such command: '%s'", r.Name), nil, nil
 	}
 	if s.opts.Auth && cmd.flags&cmdNoAuth == 0 && !c.authenticated() {

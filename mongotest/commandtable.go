@@ -11,13 +11,18 @@ var commands = map[string]command{
 	"hello":            {helloCmd, cmdNoAuth | cmdHello},
 	"isMaster":         {helloCmd, cmdNoAuth | cmdHello},
 	"ismaster":         {helloCmd, cmdNoAuth | cmdHello},
-	"replSetStepDown":  {replSetStepDownCmd, cmdAdminOnly},
-	"replSetFreeze":    {replSetFreezeCmd, cmdAdminOnly},
-	"replSetGetStatus": {replSetGetStatusCmd, cmdAdminOnly},
+	"replSetStepDown":  {replSetStepDownCmd, cmdAdminOnly | cmdMongodOnly},
+	"replSetFreeze":    {replSetFreezeCmd, cmdAdminOnly | cmdMongodOnly},
+	"replSetGetStatus": {replSetGetStatusCmd, cmdAdminOnly | cmdMongodOnly},
+
+	// mongos only (sharded.go).
+	"isdbgrid":   {isdbgridCmd, cmdMongosOnly},
+	"listShards": {listShardsCmd, cmdAdminOnly | cmdMongosOnly},
 
 	// Authentication (scram.go).
 	"saslStart":        {saslStartCmd, cmdNoAuth | cmdSensitive},
 	"saslContinue":     {saslContinueCmd, cmdNoAuth | cmdSensitive},
+	"authenticate":     {authenticateCmd, cmdNoAuth | cmdSensitive},
 	"logout":           {logoutCmd, cmdNoAuth},
 	"connectionStatus": {connectionStatusCmd, cmdNoAuth},
 

@@ -101,6 +101,31 @@
 // replSet commands run on the admin database only, and fail with
 // NoReplicationEnabled (76) on a server outside a ReplicaSet.
 //
+// # Sharded clusters and load balancers
+//
+// NewShardedCluster (StartShardedCluster) starts n mongoses (RoleMongos)
+// on loopback ports over one shared store, as if one shard stood behind
+// them: a write through one mongos is read through any other. URI lists
+// every mongos, so a driver spreads its operations over them (the spec
+// tests' useMultipleMongoses). Each mongos keeps its own connections,
+// cursors (a getMore on another mongos fails with CursorNotFound) and fail
+// points, as real mongos processes do; retryable writes are remembered
+// cluster-wide, so a retry through another mongos is not applied twice.
+// A mongos answers isdbgrid ({isdbgrid: 1, hostname}) and listShards (one
+// shard, "shard0", described as a replica-set shard whose host is
+// shard0.mongotest.invalid, since the shared store has no address); on a
+// mongos the replSet* commands do not exist (CommandNotFound), and on a
+// mongod isdbgrid and listShards do not. listCommands lists what the role
+// has.
+//
+// NewLoadBalancer (StartLoadBalancer) starts n services (RoleLoadBalanced,
+// each with its own serviceId) over one shared store behind a TCP front on
+// one address: each new connection goes to the next service, round robin,
+// and its bytes are forwarded both ways until either side closes, as a
+// layer-4 load balancer does. URI carries loadBalanced=true;
+// Connections counts the connections handed to each service. Close stops
+// the front, its forwarding goroutines and the services.
+//
 // # Commands
 //
 // Built in: hello, isMaster, ismaster, ping, buildInfo (and buildinfo),
@@ -167,10 +192,25 @@
 // partial, hidden, TTL listed), dropIndexes (by name, names, key pattern
 // or "*"; also deleteIndexes), create (capped with size and max, which
 // evict the oldest documents on insert; views;
-// validator, validationLevel and validationAction are stored and listed),
-// drop, dropDatabase, renameCollection (admin only; dropTarget) and
-// collMod (index hidden and expireAfterSeconds, validator and its
-// settings).
+// validator, validationLevel and validationAction are stored and listed;
+// clusteredIndex on {_id: 1}, listed in options and by listIndexes with
+// clustered:true in place of _id_, which dropIndexes refuses to drop
+// (5979800); timeseries with timeField, metaField,
+// granularity or bucketMaxSpanSeconds and bucketRoundingSeconds, listed
+// with type "timeseries" in mongod's canonical form; expireAfterSeconds
+// with either; changeStreamPreAndPostImages, listed), drop, dropDatabase,
+// renameCollection (admin only; dropTarget) and collMod (index hidden and
+// expireAfterSeconds, validator and its settings,
+// changeStreamPreAndPostImages).
+//
+// A time-series collection keeps its measurements as plain documents:
+// inserts need a date in timeField (BadValue otherwise), _id values need
+// not be unique, and reads (find, count, distinct, aggregate) see the
+// measurements as mongod's view does. listIndexes shows the
+// {metaField: 1, timeField: 1} index mongod creates. update, delete,
+// findAndModify, createIndexes, renameCollection, $out and $merge on one
+// fail with NotImplemented, as does timeseries with clusteredIndex or
+// capped.
 //
 // Test harness commands, as the drivers' test runners use them:
 // getParameter ("*", {allParameters, showDetails} or named parameters:
@@ -240,10 +280,14 @@
 // negotiation (saslSupportedMechs), speculative authentication in hello,
 // and both the skipEmptyExchange and the older extra empty exchange. With
 // Options.Auth, every command except hello, ping, buildInfo, saslStart,
-// saslContinue, logout, connectionStatus, whatsmyuri and endSessions fails
+// saslContinue, authenticate, logout, connectionStatus, whatsmyuri and endSessions fails
 // with Unauthorized (13) until the connection has authenticated. Users
 // have no roles beyond that: an authenticated user may run everything
-// (connectionStatus reports root).
+// (connectionStatus reports root). The legacy authenticate command exists
+// (so fail points and command monitoring see it) and fails as mongod
+// without a client certificate does: MONGODB-X509 with
+// AuthenticationFailed (ProtocolError outside $external), any other
+// mechanism with MechanismUnavailable.
 //
 // # Fault injection
 //
@@ -306,8 +350,14 @@
 //     does; the legacy "negative limit means one batch" is OP_QUERY only.
 //   - Cursors never time out: they live until exhausted, killed or the
 //     server closes (noCursorTimeout is accepted and changes nothing).
-//   - Validators are stored and listed but not enforced; TTL indexes never
-//     expire documents.
+//   - Validators are stored and listed but not enforced; TTL indexes,
+//     and expireAfterSeconds of clustered and time-series collections,
+//     never expire documents.
+//   - A time-series collection has no system.buckets collection (nor
+//     system.views) beside it, and returns measurements in insertion
+//     order rather than bucket order.
+//   - changeStreamPreAndPostImages is listed but changes nothing: there
+//     are no change streams.
 //   - A retryable-write record is kept per session for the newest
 //     txnNumber, for at most 10,000 sessions (mongod expires idle sessions
 //     after 30 minutes instead). A delete that the

@@ -122,6 +122,9 @@ func findAndModifyCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error
 	} else if c, err = s.store.CollectionOrCreate(r.DB, collName); err != nil {
 		return nil, err
 	}
+	if err := errTimeseriesUnsupported(c, "findAndModify"); err != nil {
+		return nil, err
+	}
 	var undo *undoLog
 	if rt != nil && c != nil {
 		undo = &undoLog{c: c}

@@ -326,9 +326,10 @@ func listCommandsCmd(_ context.Context, s *Server, _ *Request) (bson.Raw, error)
 		flags[n] = c.flags
 	}
 	s.mu.Unlock()
+	role := s.role()
 	names := make([]string, 0, len(flags))
-	for n := range flags {
-		if !commandAliases[n] {
+	for n, f := range flags {
+		if !commandAliases[n] && f.availableOn(role) {
 			names = append(names, n)
 		}
 	}

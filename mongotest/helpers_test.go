@@ -112,6 +112,7 @@ type clientOpts struct {
 	loadBalanced bool
 	noHandshake  bool
 	extra        bson.D // more hello fields (speculativeAuthenticate...)
+	addr         string // dial this instead of the server (a load balancer)
 }
 
 // connect dials s and runs the handshake, a hello with client metadata.
@@ -126,7 +127,11 @@ func connect(t testing.TB, s *Server, o clientOpts) *client {
 
 func connectErr(t testing.TB, s *Server, o clientOpts) (*client, error) {
 	t.Helper()
-	nc, err := net.Dial("tcp", s.Addr())
+	addr := o.addr
+	if addr == "" {
+		addr = s.Addr()
+	}
+	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -221,6 +221,9 @@ func (s *Server) runMerge(r *Request, m *mergeSpec, docs []bson.Raw) error {
 		return errViewWrite(m.db, m.coll)
 	}
 	c := s.store.Collection(m.db, m.coll)
+	if err := errTimeseriesUnsupported(c, "$merge"); err != nil {
+		return err
+	}
 	var val *validation
 	if c != nil {
 		var err error

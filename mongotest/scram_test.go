@@ -239,3 +239,36 @@ func TestCredentialsNeverLogged(t *testing.T) {
 		}
 	}
 }
+
+// The legacy authenticate command (MONGODB-X509 only since 4.0) exists,
+// so fail points and command monitoring see it, and fails as mongod
+// without a client certificate does.
+func TestAuthenticateCommand(t *testing.T) {
+	s := NewServer(t, Options{Auth: true})
+	c := connect(t, s, clientOpts{})
+	for _, tc := range []struct {
+		db   string
+		cmd  bson.D
+		code int32
+	}{
+		{"$external", d("authenticate", 1, "mechanism", "MONGODB-X509", "user", "CN=me"), 18},
+		{"admin", d("authenticate", 1, "mechanism", "MONGODB-X509", "user", "CN=me"), 17},
+		{"admin", d("authenticate", 1, "mechanism", "MONGODB-CR", "user", "me"), 334},
+	} {
+		if _, err := c.run(tc.db, tc.cmd); asCmdError(t, err).Code != tc.code {
+			t.Errorf("%v on %s: %v, want %d", tc.cmd, tc.db, err, tc.code)
+		}
+	}
+	for _, cmd := range s.Commands() {
+		if cmd.Name == "authenticate" && len(cmd.Body) > 5 {
+			t.Errorf("authenticate logged with its body %s; it is redacted", cmd.Body)
+		}
+	}
+	// A fail point applies to it like to any command.
+	if err := s.SetFailPoint(d("configureFailPoint", "failCommand", "mode", d("times", 1), "data", d("failCommands", bson.A{"authenticate"}, "errorCode", 91))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.run("$external", d("authenticate", 1, "mechanism", "MONGODB-X509")); asCmdError(t, err).Code != 91 {
+		t.Errorf("fail point: %v, want 91", err)
+	}
+}

@@ -46,6 +46,10 @@ type Options struct {
 	// MaxWireVersion is hello's maxWireVersion; 0 means
 	// DefaultMaxWireVersion.
 	MaxWireVersion int32
+	// NoSessions leaves logicalSessionTimeoutMinutes out of hello, as a
+	// server that does not support sessions does: drivers then send no
+	// lsid (the sessions specification's tests of that case).
+	NoSessions bool
 	// Version is the server version buildInfo reports, "major.minor.patch";
 	// "" means DefaultVersion.
 	Version string
@@ -75,6 +79,7 @@ type Server struct {
 	version     string
 	compressors []wire.Compressor
 	maxWire     int32
+	noSessions  bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -175,16 +180,17 @@ func newServerWithStore(opts Options, st *store.Store) (*Server, error) {
 		return nil, errors.New("mongotest: newServerWithStore needs a store")
 	}
 	s := &Server{
-		store:     st,
-		retries:   retryTableFor(st),
-		opts:      opts,
-		processID: bson.NewObjectID(),
-		serviceID: bson.NewObjectID(),
-		started:   time.Now(),
-		version:   opts.Version,
-		maxWire:   opts.MaxWireVersion,
-		conns:     map[int64]*Conn{},
-		addr:      "127.0.0.1:0",
+		store:      st,
+		retries:    retryTableFor(st),
+		opts:       opts,
+		processID:  bson.NewObjectID(),
+		serviceID:  bson.NewObjectID(),
+		started:    time.Now(),
+		version:    opts.Version,
+		maxWire:    opts.MaxWireVersion,
+		noSessions: opts.NoSessions,
+		conns:      map[int64]*Conn{},
+		addr:       "127.0.0.1:0",
 	}
 	if s.version == "" {
 		s.version = DefaultVersion

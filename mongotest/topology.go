@@ -334,11 +334,16 @@ func (s *Server) appendHello(dst []byte, r *Request, topo Topology, counter int6
 	dst = bson.AppendInt32Element(dst, "maxMessageSizeBytes", MaxMessageSizeBytes)
 	dst = bson.AppendInt32Element(dst, "maxWriteBatchSize", MaxWriteBatchSize)
 	dst = bson.AppendDateTimeElement(dst, "localTime", time.Now().UnixMilli())
-	dst = bson.AppendInt32Element(dst, "logicalSessionTimeoutMinutes", LogicalSessionTimeoutMinutes)
+	if !s.noSessions {
+		dst = bson.AppendInt32Element(dst, "logicalSessionTimeoutMinutes", LogicalSessionTimeoutMinutes)
+	}
 	dst = bson.AppendInt64Element(dst, "connectionId", c.id)
 	dst = bson.AppendInt32Element(dst, "minWireVersion", 0)
 	dst = bson.AppendInt32Element(dst, "maxWireVersion", s.maxWire)
-	dst = bson.AppendBooleanElement(dst, "readOnly", false)
+	if !topo.Role.isRouter() {
+		// mongos's hello has no readOnly.
+		dst = bson.AppendBooleanElement(dst, "readOnly", false)
+	}
 	if topo.Role == RoleLoadBalanced {
 		if lb, _ := r.Body.Lookup("loadBalanced").BooleanOK(); lb {
 			dst = bson.AppendObjectIDElement(dst, "serviceId", s.serviceID)

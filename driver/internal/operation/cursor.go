@@ -17,7 +17,8 @@ type CursorOptions struct {
 	// MaxAwaitTime is each getMore's maxTimeMS on a tailable awaitData
 	// cursor; 0 sends none.
 	MaxAwaitTime time.Duration
-	// Comment is sent with each getMore (servers from 4.4).
+	// Comment is sent with each getMore to servers from 4.4 (wire
+	// version 9), and left out before.
 	Comment bson.RawValue
 	// Limit is the total number of documents the cursor returns (find's
 	// limit); 0 is no limit. getMore's batchSize never asks for more.
@@ -196,7 +197,10 @@ func (c *Cursor) GetMore(ctx context.Context) error {
 		ms := c.opts.MaxAwaitTime.Milliseconds()
 		cmd.Int64("maxTimeMS", &ms)
 	}
-	cmd.Value("comment", c.opts.Comment)
+	if c.binding == nil || c.binding.wire >= 9 {
+		// The CRUD specification: no comment on getMore before 4.4.
+		cmd.Value("comment", c.opts.Comment)
+	}
 	res, err := c.x.Execute(ctx, &Op{Name: "getMore", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding})
 	if err != nil {
 		if isNetwork(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -238,6 +242,14 @@ func (c *Cursor) Close(ctx context.Context) error {
 	c.binding = nil
 	c.left = 0
 	return err
+}
+
+// Abandon releases the cursor's session and connection without killing
+// it on the server, which no longer has it (or cannot be reached).
+func (c *Cursor) Abandon(ctx context.Context) {
+	c.closed, c.id, c.left = true, 0, 0
+	c.x.Release(ctx, c.binding)
+	c.binding = nil
 }
 
 func int64Value(v int64) bson.RawValue {

@@ -77,6 +77,21 @@ type Op struct {
 	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
 	// maxMessageSizeBytes), and records how many in Batch.Sent.
 	Batch *Batch
+	// Check, when set, is called with the selected server's limits
+	// before anything is sent: an error it returns fails the operation,
+	// with nothing sent (an option the server's version cannot take, e.g.
+	// a hint on an unacknowledged write before 4.4, or a command over its
+	// size limit).
+	Check func(ServerLimits) error
+}
+
+// ServerLimits are what the server a command goes to said in its hello
+// about what it accepts.
+type ServerLimits struct {
+	MaxWireVersion      int32
+	MaxBSONObjectSize   int32 // 0 when the server did not say
+	MaxMessageSizeBytes int32
+	MaxWriteBatchSize   int32
 }
 
 // Batch is the run of statements (insert documents, update or delete
@@ -105,6 +120,8 @@ type Binding struct {
 	pinned  *pool.Pooled[*conn.Conn]
 	pool    *pool.Pool[*conn.Conn]
 	timeout *time.Duration // the session timeout when the session was taken
+	// wire is the maxWireVersion of the connection that opened the cursor.
+	wire int32
 }
 
 // Pinned tells whether the binding holds a connection.
@@ -246,6 +263,12 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	fin.Attempts++
 	c := pc.Conn()
 	hello := c.Hello()
+	if op.Check != nil {
+		if err := op.Check(ServerLimits{MaxWireVersion: hello.MaxWireVersion, MaxBSONObjectSize: hello.MaxBSONObjectSize,
+			MaxMessageSizeBytes: hello.MaxMessageSizeBytes, MaxWriteBatchSize: hello.MaxWriteBatchSize}); err != nil {
+			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
+		}
+	}
 	td := x.Topology.Description()
 
 	// The session: the binding's, or an implicit one taken now that the
@@ -336,7 +359,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	res := Result{Body: body, Address: addr}
 	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
-		nb := &Binding{Address: addr, Session: sess, timeout: stimeout}
+		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion}
 		if hello.ServiceID != nil {
 			// Load-balanced mode: the cursor lives on this connection.
 			nb.pinned, nb.pool, keep = pc, p, true

@@ -52,6 +52,8 @@ type Pool struct {
 	now func() time.Time
 	// created counts the sessions made, for tests and statistics.
 	created int
+	// inUse counts the sessions handed out and not yet returned.
+	inUse int
 }
 
 // NewPool returns an empty pool.
@@ -73,6 +75,7 @@ func (p *Pool) Get(timeout *time.Duration) *Server {
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.inUse++
 	for len(p.sessions) > 0 {
 		s := p.sessions[len(p.sessions)-1]
 		p.sessions[len(p.sessions)-1] = nil
@@ -95,6 +98,7 @@ func (p *Pool) Put(s *Server, timeout *time.Duration) {
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.inUse--
 	n := 0
 	for n < len(p.sessions) && p.expiring(p.sessions[n], timeout, now) {
 		n++
@@ -126,6 +130,13 @@ func (p *Pool) Len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.sessions)
+}
+
+// InUse returns the number of sessions handed out and not returned.
+func (p *Pool) InUse() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inUse
 }
 
 // Created returns the number of sessions the pool has made.

@@ -19,7 +19,9 @@
 // $add $subtract $multiply $divide $mod $abs, $eq $ne $gt $gte $lt $lte
 // $cmp, $and $or $not, $cond $ifNull, $concat $toLower $toUpper $substrCP
 // $strLenCP, $size $arrayElemAt $in $isArray, $type $toString $toInt
-// $toLong $toDouble $toBool. Accumulators: $sum $avg $min $max $push
+// $toLong $toDouble $toBool, $getField $setField $unsetField (for field
+// names with '.' or a leading '$'; 'field' must be a constant string, as
+// mongod 8.0 requires). Accumulators: $sum $avg $min $max $push
 // $addToSet $first $last $count. Other operators and accumulators mongod
 // has fail with NotImplemented; names mongod does not know fail as mongod
 // fails them (InvalidPipelineOperator, or 15952 in $group).

@@ -71,6 +71,8 @@ const (
 	NoSuchTransaction               = 251
 	StaleConfig                     = 13388
 	ReauthenticationRequired        = 391
+	CannotCreateIndex               = 67
+	InvalidIndexSpecificationOption = 197
 )
 
 var names = map[int32]string{
@@ -95,6 +97,7 @@ var names = map[int32]string{
 	ExceededTimeLimit: "ExceededTimeLimit", TransactionTooOld: "TransactionTooOld",
 	IncompleteTransactionHistory: "IncompleteTransactionHistory", NoSuchTransaction: "NoSuchTransaction",
 	StaleConfig: "StaleConfig", ReauthenticationRequired: "ReauthenticationRequired",
+	CannotCreateIndex: "CannotCreateIndex", InvalidIndexSpecificationOption: "InvalidIndexSpecificationOption",
 }
 
 // CodeName returns the name mongod gives code, or "Location<code>" for

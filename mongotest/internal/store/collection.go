@@ -2,6 +2,7 @@ package store
 
 import (
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -299,6 +300,11 @@ func (c *Collection) insertPrepared(doc bson.Raw) (bson.Raw, error) {
 func (c *Collection) insertLocked(r *record, id bson.RawValue, stored bson.Raw) error {
 	if c.dropped {
 		return errDropped(c.nsLocked())
+	}
+	if c.opts.Timeseries {
+		// No _id index: equal _ids are allowed, so the record gets a key
+		// of its own that no _id can have (Key never starts with 0xff).
+		r.key = "\xfftimeseries:" + strconv.FormatUint(uint64(c.nextID), 10)
 	}
 	if c.ids[r.key] != nil {
 		return c.dupIDLocked(id)

@@ -44,6 +44,9 @@ type IndexSpec struct {
 	ExpireAfterSeconds *int64
 	// Version is the index version "v", 2 unless given.
 	Version int32
+	// Clustered marks a clustered collection's cluster key, which
+	// listIndexes shows in place of the _id index.
+	Clustered bool
 }
 
 // Raw returns the index as listIndexes shows it: {v, key, name, ...}.
@@ -58,6 +61,9 @@ func (s IndexSpec) Raw() bson.Raw {
 	b = bson.AppendStringElement(b, "name", s.Name)
 	if s.Unique {
 		b = bson.AppendBooleanElement(b, "unique", true)
+	}
+	if s.Clustered {
+		b = bson.AppendBooleanElement(b, "clustered", true)
 	}
 	if s.Sparse {
 		b = bson.AppendBooleanElement(b, "sparse", true)

@@ -27,7 +27,7 @@ func (c *Collection) CreateIndexes(specs []IndexSpec) (created int, err error) {
 			return 0, err
 		}
 		existing := make([]IndexSpec, 0, 1+len(c.indexes)+len(pending))
-		existing = append(existing, idIndexSpec)
+		existing = append(existing, c.idSpecsLocked()...)
 		for _, e := range c.indexes {
 			existing = append(existing, e.spec)
 		}
@@ -158,6 +158,8 @@ func (c *Collection) DropIndexes(names ...string) error {
 			for _, ix := range c.indexes {
 				drop[ix.spec.Name] = true
 			}
+		case c.opts.ClusteredIndex != "" && n == c.opts.ClusteredIndex:
+			return errDropClustered
 		case n == IDIndexName:
 			return mongoerr.New(mongoerr.InvalidOptions, "cannot drop _id index")
 		case c.findIndexLocked(n) < 0:
@@ -180,6 +182,9 @@ func (c *Collection) DropIndexByKey(key bson.Raw) error {
 		return errDropped(c.nsLocked())
 	}
 	if identity == docKey(idKeyPattern) {
+		if c.opts.ClusteredIndex != "" {
+			return errDropClustered
+		}
 		return mongoerr.New(mongoerr.InvalidOptions, "cannot drop _id index")
 	}
 	for _, ix := range c.indexes {
@@ -219,7 +224,7 @@ func (c *Collection) ListIndexes() []IndexSpec {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]IndexSpec, 0, 1+len(c.indexes))
-	out = append(out, idIndexSpec)
+	out = append(out, c.idSpecsLocked()...)
 	for _, ix := range c.indexes {
 		out = append(out, ix.spec)
 	}
@@ -231,7 +236,24 @@ func (c *Collection) ListIndexes() []IndexSpec {
 func (c *Collection) NumIndexes() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return 1 + len(c.indexes)
+	return len(c.idSpecsLocked()) + len(c.indexes)
+}
+
+// errDropClustered is mongod's refusal to drop a clustered collection's
+// cluster key, by name or by key pattern.
+var errDropClustered = mongoerr.New(5979800, "It is illegal to drop the clusteredIndex")
+
+// idSpecsLocked returns the collection's _id index: the default one, a
+// clustered collection's cluster key, or none for a time-series
+// collection.
+func (c *Collection) idSpecsLocked() []IndexSpec {
+	switch {
+	case c.opts.Timeseries:
+		return nil
+	case c.opts.ClusteredIndex != "":
+		return []IndexSpec{{Name: c.opts.ClusteredIndex, Key: idKeyPattern, Version: 2, Unique: true, Clustered: true}}
+	}
+	return []IndexSpec{idIndexSpec}
 }
 
 // ModifyIndex changes an index's hidden flag and/or TTL, as collMod's

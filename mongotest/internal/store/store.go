@@ -91,6 +91,14 @@ type CollectionOptions struct {
 	Capped bool
 	Size   int64
 	Max    int64
+	// ClusteredIndex, when not empty, makes the collection clustered on
+	// _id: its _id index is named so, listed with clustered:true, and
+	// listCollections lists no idIndex.
+	ClusteredIndex string
+	// Timeseries makes a time-series collection: listed with type
+	// "timeseries", without a UUID or an _id index, and _id values need
+	// not be unique. Its options (timeField...) are in Extra.
+	Timeseries bool
 	// Extra holds further option fields (validator, for example) that the
 	// command handler accepted; they are listed by listCollections as given
 	// and have no effect here.
@@ -139,6 +147,14 @@ func (o CollectionOptions) Raw() bson.Raw {
 			b = appendNumber(b, "max", o.Max)
 		}
 	}
+	if o.ClusteredIndex != "" {
+		cs, c := bson.AppendDocumentElementStart(b, "clusteredIndex")
+		c = bson.AppendInt32Element(c, "v", 2)
+		c = bson.AppendDocumentElement(c, "key", idKeyPattern)
+		c = bson.AppendStringElement(c, "name", o.ClusteredIndex)
+		c = bson.AppendBooleanElement(c, "unique", true)
+		b, _ = bson.AppendDocumentEnd(c, cs)
+	}
 	if o.Extra != nil {
 		it := o.Extra.Iter()
 		for it.Next() {
@@ -177,15 +193,18 @@ func (ci CollectionInfo) Raw() bson.Raw {
 	b = bson.AppendDocumentElement(b, "options", ci.Options)
 	is, b := bson.AppendDocumentElementStart(b, "info")
 	b = bson.AppendBooleanElement(b, "readOnly", ci.ReadOnly)
-	if ci.Type == "view" {
-		// A view has no UUID and no _id index.
+	if ci.Type == "view" || ci.Type == "timeseries" {
+		// A view has no UUID and no _id index; nor has a time-series
+		// collection, a view on its buckets in mongod.
 		b, _ = bson.AppendDocumentEnd(b, is)
 		b, _ = bson.AppendDocumentEnd(b, start)
 		return b
 	}
 	b = bson.AppendBinaryElement(b, "uuid", ci.UUID.Subtype, ci.UUID.Data)
 	b, _ = bson.AppendDocumentEnd(b, is)
-	b = bson.AppendDocumentElement(b, "idIndex", ci.IDIndex)
+	if ci.IDIndex != nil {
+		b = bson.AppendDocumentElement(b, "idIndex", ci.IDIndex)
+	}
 	b, _ = bson.AppendDocumentEnd(b, start)
 	return b
 }
@@ -204,13 +223,21 @@ func (s *Store) ListCollections(db string) []CollectionInfo {
 	s.mu.RUnlock()
 	for _, c := range colls {
 		c.mu.RLock()
-		out = append(out, CollectionInfo{
+		ci := CollectionInfo{
 			Name:    c.name,
 			Type:    "collection",
 			Options: c.opts.Raw(),
 			UUID:    c.uuid,
-			IDIndex: idIndexSpec.Raw(),
-		})
+		}
+		switch {
+		case c.opts.Timeseries:
+			ci.Type = "timeseries"
+		case c.opts.ClusteredIndex == "":
+			// A clustered collection lists its cluster key in its
+			// options instead.
+			ci.IDIndex = idIndexSpec.Raw()
+		}
+		out = append(out, ci)
 		c.mu.RUnlock()
 	}
 	slices.SortFunc(out, func(a, b CollectionInfo) int { return cmpString(a.Name, b.Name) })

@@ -1,0 +1,639 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/internal/operation"
+	"github.com/mongoscope/mongoscope/driver/internal/selection"
+)
+
+// This file holds the enumerate-databases, enumerate-collections and
+// collection management operations: listDatabases, listCollections,
+// create, drop, dropDatabase and renameCollection.
+
+// ListDatabasesOptions are the options of ListDatabases and
+// ListDatabaseNames. A nil field is left out of the command.
+type ListDatabasesOptions struct {
+	// NameOnly asks the server for the names alone (ListDatabaseNames
+	// always sets it), which is cheaper: SizeOnDisk and Empty are then
+	// zero.
+	NameOnly *bool
+	// AuthorizedDatabases limits the list to the databases the user may
+	// use (see the listDatabases command).
+	AuthorizedDatabases *bool
+	// Comment is attached to the command, for the server's logs and
+	// profiler.
+	Comment any
+}
+
+// ListDatabasesResult is the outcome of ListDatabases.
+type ListDatabasesResult struct {
+	Databases []DatabaseSpecification
+	// TotalSize is the sum of the listed databases' sizes on disk, in
+	// bytes (0 with NameOnly).
+	TotalSize int64
+}
+
+// DatabaseSpecification describes one database of a listDatabases reply.
+type DatabaseSpecification struct {
+	Name       string
+	SizeOnDisk int64
+	Empty      bool
+}
+
+// primaryRead selects as the enumerate-databases and enumerate-collections
+// specifications require: the primary of a replica set, whatever server a
+// direct connection goes to.
+var primaryRead = selection.Read(selection.ReadPref{Mode: selection.Primary})
+
+// mergeOpts folds opts into one: each field set (non-zero) in a later
+// value wins. The options types of this file have only exported fields.
+func mergeOpts[T any](opts []*T) T {
+	var o T
+	dst := reflect.ValueOf(&o).Elem()
+	for _, x := range opts {
+		if x == nil {
+			continue
+		}
+		src := reflect.ValueOf(x).Elem()
+		for i := 0; i < src.NumField(); i++ {
+			if f := src.Field(i); !f.IsZero() {
+				dst.Field(i).Set(f)
+			}
+		}
+	}
+	return o
+}
+
+// maxTimeMS returns a MaxTime option in milliseconds, refusing a negative
+// one; nil when unset or 0.
+func maxTimeMS(arg string, d *time.Duration) (*int64, error) {
+	if d == nil || *d == 0 {
+		return nil, nil
+	}
+	if *d < 0 {
+		return nil, &ArgumentError{Argument: arg, Reason: fmt.Sprintf("maxTimeMS must not be negative, got %v", *d)}
+	}
+	ms := max(d.Milliseconds(), 1)
+	return &ms, nil
+}
+
+// dbWriteOp returns an Op for a command that changes db's catalog, under
+// its write concern.
+func dbWriteOp(db *Database, name, coll string, cmd bson.Raw) *operation.Op {
+	return &operation.Op{Name: name, DB: db.name, Collection: coll, Command: cmd,
+		Selector: selection.Write(), WriteConcern: db.c.wc, Unacknowledged: !db.c.wcAck}
+}
+
+// malformed is the error of a reply that lacks what the operation reads.
+func malformed(op, addr, reason string) error {
+	return &OperationError{Op: op, Address: addr, Err: &operation.CursorError{Reason: reason}}
+}
+
+func (c *Client) listDatabases(ctx context.Context, filter any, o ListDatabasesOptions) (bson.Raw, string, error) {
+	if err := c.live(); err != nil {
+		return nil, "", err
+	}
+	f, err := marshalDoc("filter", filter)
+	if err != nil {
+		return nil, "", err
+	}
+	comment, err := marshalValue("ListDatabasesOptions.Comment", o.Comment)
+	if err != nil {
+		return nil, "", err
+	}
+	one := bson.RawValue{Type: bson.TypeInt32, Value: []byte{1, 0, 0, 0}}
+	cmd := operation.NewCommand("listDatabases", one, len(f)+32).Doc("filter", f).Bool("nameOnly", o.NameOnly).
+		Bool("authorizedDatabases", o.AuthorizedDatabases).Value("comment", comment).Build()
+	res, err := c.execute(ctx, &operation.Op{Name: "listDatabases", DB: "admin", Command: cmd, Selector: primaryRead})
+	if err != nil {
+		return nil, res.Address, err
+	}
+	return res.Body, res.Address, nil
+}
+
+// ListDatabases lists the deployment's databases that match filter, a
+// document on the fields name, sizeOnDisk, empty and shards (bson.D{}
+// lists them all; nil is refused). It runs on the primary of a replica
+// set.
+func (c *Client) ListDatabases(ctx context.Context, filter any, opts ...*ListDatabasesOptions) (ListDatabasesResult, error) {
+	body, addr, err := c.listDatabases(ctx, filter, mergeOpts(opts))
+	if err != nil {
+		return ListDatabasesResult{}, err
+	}
+	var r ListDatabasesResult
+	err = eachOf(body, "databases", func(d bson.Raw) error {
+		name, ok := d.Lookup("name").StringValueOK()
+		if !ok {
+			return errors.New(`a database has no "name" string`)
+		}
+		size, _ := d.Lookup("sizeOnDisk").AsInt64OK()
+		empty, _ := d.Lookup("empty").BooleanOK()
+		r.Databases = append(r.Databases, DatabaseSpecification{Name: name, SizeOnDisk: size, Empty: empty})
+		return nil
+	})
+	if err != nil {
+		return ListDatabasesResult{}, malformed("listDatabases", addr, err.Error())
+	}
+	r.TotalSize, _ = body.Lookup("totalSize").AsInt64OK()
+	return r, nil
+}
+
+// ListDatabaseNames lists the names of the databases that match filter
+// (see ListDatabases), asking the server for names only.
+func (c *Client) ListDatabaseNames(ctx context.Context, filter any, opts ...*ListDatabasesOptions) ([]string, error) {
+	o := mergeOpts(opts)
+	o.NameOnly = Ptr(true)
+	body, addr, err := c.listDatabases(ctx, filter, o)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	err = eachOf(body, "databases", func(d bson.Raw) error {
+		name, ok := d.Lookup("name").StringValueOK()
+		if !ok {
+			return errors.New(`a database has no "name" string`)
+		}
+		names = append(names, name)
+		return nil
+	})
+	if err != nil {
+		return nil, malformed("listDatabases", addr, err.Error())
+	}
+	return names, nil
+}
+
+// eachOf calls fn with each document of body's array key.
+func eachOf(body bson.Raw, key string, fn func(bson.Raw) error) error {
+	v, err := body.LookupErr(key)
+	if err != nil {
+		return fmt.Errorf("the reply has no %q", key)
+	}
+	a, ok := v.ArrayOK()
+	if !ok {
+		return fmt.Errorf("%q is a %s, not an array", key, v.Type)
+	}
+	it := a.Iter()
+	for it.Next() {
+		d, ok := it.Value().DocumentOK()
+		if !ok {
+			return fmt.Errorf("an element of %q is a %s, not a document", key, it.Value().Type)
+		}
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
+// ListCollectionsOptions are the options of ListCollections,
+// ListCollectionNames and ListCollectionSpecifications.
+type ListCollectionsOptions struct {
+	// BatchSize is the number of collections per batch; must not be
+	// negative.
+	BatchSize *int32
+	// NameOnly asks for the name and type of each collection alone. The
+	// server applies it before the filter, so a filter on anything but
+	// name then matches nothing. ListCollectionNames sets it when the
+	// filter is on name only.
+	NameOnly *bool
+	// AuthorizedCollections, with NameOnly, limits the list to the
+	// collections the user may use.
+	AuthorizedCollections *bool
+	// Comment is attached to the listCollections command (the server
+	// keeps it for the cursor's getMores).
+	Comment any
+}
+
+// listCollections runs listCollections and returns its cursor.
+func listCollections(ctx context.Context, db *Database, filter any, o ListCollectionsOptions) (*Cursor, error) {
+	if err := db.ready(); err != nil {
+		return nil, err
+	}
+	f, err := marshalDoc("filter", filter)
+	if err != nil {
+		return nil, err
+	}
+	if o.BatchSize != nil && *o.BatchSize < 0 {
+		return nil, &ArgumentError{Argument: "ListCollectionsOptions.BatchSize", Reason: fmt.Sprintf("the batch size must not be negative, got %d", *o.BatchSize)}
+	}
+	comment, err := marshalValue("ListCollectionsOptions.Comment", o.Comment)
+	if err != nil {
+		return nil, err
+	}
+	one := bson.RawValue{Type: bson.TypeInt32, Value: []byte{1, 0, 0, 0}}
+	cmd := operation.NewCommand("listCollections", one, len(f)+48).Doc("filter", f).Bool("nameOnly", o.NameOnly).
+		Bool("authorizedCollections", o.AuthorizedCollections)
+	co := operation.CursorOptions{}
+	if o.BatchSize != nil {
+		cmd.Doc("cursor", batchSizeDoc(*o.BatchSize))
+		co.BatchSize = *o.BatchSize
+	}
+	// No comment in co: the specification forbids sending it with
+	// listCollections' getMores.
+	cmd.Value("comment", comment)
+	res, err := db.client.execute(ctx, &operation.Op{Name: "listCollections", DB: db.name, Command: cmd.Build(), Selector: primaryRead, Cursor: true})
+	if err != nil {
+		return nil, err
+	}
+	return db.cursor(res, co)
+}
+
+// batchSizeDoc returns {batchSize: n}.
+func batchSizeDoc(n int32) bson.Raw {
+	st, b := bson.AppendDocumentStart(nil)
+	b = bson.AppendInt32Element(b, "batchSize", n)
+	b, _ = bson.AppendDocumentEnd(b, st)
+	return b
+}
+
+// ListCollections returns a cursor over the descriptions of the
+// database's collections and views that match filter (bson.D{} for all;
+// nil is refused): documents with name, type, options, info and idIndex,
+// as the server gives them. It runs on the primary of a replica set.
+func (db *Database) ListCollections(ctx context.Context, filter any, opts ...*ListCollectionsOptions) (*Cursor, error) {
+	return listCollections(ctx, db, filter, mergeOpts(opts))
+}
+
+// ListCollectionNames returns the names of the collections and views that
+// match filter. It asks the server for names only (nameOnly) when the
+// filter is on the name alone, as the enumerate-collections specification
+// requires.
+func (db *Database) ListCollectionNames(ctx context.Context, filter any, opts ...*ListCollectionsOptions) ([]string, error) {
+	o := mergeOpts(opts)
+	if o.NameOnly == nil {
+		if f, err := marshalDoc("filter", filter); err == nil && onlyKey(f, "name") {
+			o.NameOnly = Ptr(true)
+		}
+	}
+	cur, err := listCollections(ctx, db, filter, o)
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close(ctx)
+	names := []string{}
+	for cur.Next(ctx) {
+		name, ok := cur.Current.Lookup("name").StringValueOK()
+		if !ok {
+			return nil, malformed("listCollections", "", `a collection has no "name" string`)
+		}
+		names = append(names, name)
+	}
+	return names, cur.Err()
+}
+
+// onlyKey tells whether every top-level key of d is key.
+func onlyKey(d bson.Raw, key string) bool {
+	it := d.Iter()
+	for it.Next() {
+		if it.Key() != key {
+			return false
+		}
+	}
+	return it.Err() == nil
+}
+
+// CollectionSpecification describes one collection or view of a
+// listCollections reply.
+type CollectionSpecification struct {
+	Name string
+	// Type is "collection", "view" or "timeseries".
+	Type string
+	// ReadOnly is set for views, and for every collection when the
+	// server runs read-only.
+	ReadOnly bool
+	// UUID is the collection's id (nil for views).
+	UUID *bson.Binary
+	// Options are the options the collection was created with (capped,
+	// validator, viewOn...), as the server reports them.
+	Options bson.Raw
+	// IDIndex is the _id index (nil for views and, with NameOnly, for
+	// all).
+	IDIndex *IndexSpecification
+}
+
+// ListCollectionSpecifications returns the descriptions of the
+// collections and views that match filter, decoded.
+func (db *Database) ListCollectionSpecifications(ctx context.Context, filter any, opts ...*ListCollectionsOptions) ([]CollectionSpecification, error) {
+	cur, err := listCollections(ctx, db, filter, mergeOpts(opts))
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close(ctx)
+	specs := []CollectionSpecification{}
+	for cur.Next(ctx) {
+		d := cur.Current
+		var s CollectionSpecification
+		var ok bool
+		if s.Name, ok = d.Lookup("name").StringValueOK(); !ok {
+			return nil, malformed("listCollections", "", `a collection has no "name" string`)
+		}
+		s.Type, _ = d.Lookup("type").StringValueOK()
+		if o, ok := d.Lookup("options").DocumentOK(); ok {
+			s.Options = append(bson.Raw(nil), o...)
+		}
+		if info, ok := d.Lookup("info").DocumentOK(); ok {
+			s.ReadOnly, _ = info.Lookup("readOnly").BooleanOK()
+			if u, ok := info.Lookup("uuid").BinaryOK(); ok {
+				u.Data = append([]byte(nil), u.Data...)
+				s.UUID = &u
+			}
+		}
+		if ix, ok := d.Lookup("idIndex").DocumentOK(); ok {
+			spec := indexSpecification(ix, db.name+"."+s.Name)
+			s.IDIndex = &spec
+		}
+		specs = append(specs, s)
+	}
+	return specs, cur.Err()
+}
+
+// CreateCollectionOptions are the options of CreateCollection; each is
+// passed to the create command as given (the server validates them). A
+// nil field is left out.
+type CreateCollectionOptions struct {
+	// Capped makes a capped collection of at most SizeInBytes bytes and,
+	// optionally, MaxDocuments documents.
+	Capped       *bool
+	SizeInBytes  *int64
+	MaxDocuments *int64
+	// Validator is a query document every inserted or updated document
+	// must match; ValidationLevel ("off", "strict", "moderate") and
+	// ValidationAction ("error", "warn", "errorAndLog") say how it
+	// applies.
+	Validator        any
+	ValidationLevel  *string
+	ValidationAction *string
+	// Collation is the collection's default collation, a document such
+	// as bson.D{{"locale", "fr"}}.
+	Collation any
+	// ClusteredIndex makes a clustered collection, e.g.
+	// bson.D{{"key", bson.D{{"_id", 1}}}, {"unique", true}} (servers
+	// 5.3+).
+	ClusteredIndex any
+	// TimeSeries makes a time series collection (servers 5.0+).
+	TimeSeries *TimeSeriesOptions
+	// ExpireAfterSeconds removes the documents of a time series or
+	// clustered collection that much after their time; must not be
+	// negative.
+	ExpireAfterSeconds *int64
+	// ChangeStreamPreAndPostImages, e.g. bson.D{{"enabled", true}}
+	// (servers 6.0+).
+	ChangeStreamPreAndPostImages any
+	// StorageEngine and IndexOptionDefaults are storage engine
+	// settings, documents.
+	StorageEngine       any
+	IndexOptionDefaults any
+	// ViewOn and Pipeline make a view (see CreateView).
+	ViewOn   *string
+	Pipeline any
+	Comment  any
+}
+
+// TimeSeriesOptions describe a time series collection.
+type TimeSeriesOptions struct {
+	// TimeField is the field holding each document's time (required).
+	TimeField string
+	// MetaField is the field holding the metadata that identifies a
+	// series.
+	MetaField *string
+	// Granularity is "seconds", "minutes" or "hours".
+	Granularity *string
+	// BucketMaxSpan and BucketRounding (whole seconds, servers 6.3+)
+	// replace Granularity; the server wants both, equal.
+	BucketMaxSpan  *time.Duration
+	BucketRounding *time.Duration
+}
+
+// encode returns the timeseries document.
+func (ts *TimeSeriesOptions) encode() (bson.Raw, error) {
+	if ts.TimeField == "" {
+		return nil, &ArgumentError{Argument: "CreateCollectionOptions.TimeSeries.TimeField", Reason: "a time series collection needs a time field"}
+	}
+	st, b := bson.AppendDocumentStart(nil)
+	b = bson.AppendStringElement(b, "timeField", ts.TimeField)
+	if ts.MetaField != nil {
+		b = bson.AppendStringElement(b, "metaField", *ts.MetaField)
+	}
+	if ts.Granularity != nil {
+		b = bson.AppendStringElement(b, "granularity", *ts.Granularity)
+	}
+	for _, x := range []struct {
+		arg, key string
+		d        *time.Duration
+	}{{"BucketMaxSpan", "bucketMaxSpanSeconds", ts.BucketMaxSpan}, {"BucketRounding", "bucketRoundingSeconds", ts.BucketRounding}} {
+		if x.d == nil {
+			continue
+		}
+		d := *x.d
+		if d <= 0 || d%time.Second != 0 || d/time.Second > math.MaxInt32 {
+			return nil, &ArgumentError{Argument: "CreateCollectionOptions.TimeSeries." + x.arg, Reason: fmt.Sprintf("%v is not a positive whole number of seconds", d)}
+		}
+		b = bson.AppendInt32Element(b, x.key, int32(d/time.Second))
+	}
+	b, _ = bson.AppendDocumentEnd(b, st)
+	return b, nil
+}
+
+// CreateCollection creates the collection called name, with options.
+// When it exists already, the server's answer is returned as it is
+// (NamespaceExists, 48, unless the server accepts identical options).
+func (db *Database) CreateCollection(ctx context.Context, name string, opts ...*CreateCollectionOptions) error {
+	if err := db.ready(); err != nil {
+		return err
+	}
+	if err := checkCollectionName(name); err != nil {
+		return err
+	}
+	o := mergeOpts(opts)
+	const arg = "CreateCollectionOptions."
+	if o.SizeInBytes != nil && *o.SizeInBytes < 0 {
+		return &ArgumentError{Argument: arg + "SizeInBytes", Reason: fmt.Sprintf("the size must not be negative, got %d", *o.SizeInBytes)}
+	}
+	if o.MaxDocuments != nil && *o.MaxDocuments < 0 {
+		return &ArgumentError{Argument: arg + "MaxDocuments", Reason: fmt.Sprintf("the maximum must not be negative, got %d", *o.MaxDocuments)}
+	}
+	if o.ExpireAfterSeconds != nil && *o.ExpireAfterSeconds < 0 {
+		return &ArgumentError{Argument: arg + "ExpireAfterSeconds", Reason: fmt.Sprintf("must not be negative, got %d", *o.ExpireAfterSeconds)}
+	}
+	if o.Pipeline != nil && o.ViewOn == nil {
+		return &ArgumentError{Argument: arg + "Pipeline", Reason: "a pipeline makes a view: set ViewOn too (or use CreateView)"}
+	}
+	var docs [7]bson.RawValue
+	for i, x := range []struct {
+		f string
+		v any
+	}{{"Validator", o.Validator}, {"Collation", o.Collation}, {"ClusteredIndex", o.ClusteredIndex},
+		{"ChangeStreamPreAndPostImages", o.ChangeStreamPreAndPostImages}, {"StorageEngine", o.StorageEngine},
+		{"IndexOptionDefaults", o.IndexOptionDefaults}} {
+		var err error
+		if docs[i], err = marshalDocValue(arg+x.f, x.v); err != nil {
+			return err
+		}
+	}
+	var ts bson.Raw
+	if o.TimeSeries != nil {
+		var err error
+		if ts, err = o.TimeSeries.encode(); err != nil {
+			return err
+		}
+	}
+	var pipeline bson.Raw
+	if o.Pipeline != nil {
+		var err error
+		if pipeline, err = marshalPipeline(arg+"Pipeline", o.Pipeline); err != nil {
+			return err
+		}
+	}
+	comment, err := marshalValue(arg+"Comment", o.Comment)
+	if err != nil {
+		return err
+	}
+	cmd := operation.NewCollectionCommand("create", name, 64).Bool("capped", o.Capped).Int64("size", o.SizeInBytes).
+		Int64("max", o.MaxDocuments)
+	if o.ViewOn != nil {
+		cmd.Value("viewOn", operation.StringValue(*o.ViewOn))
+	}
+	if pipeline != nil {
+		cmd.Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: pipeline})
+	}
+	cmd.Value("validator", docs[0])
+	if o.ValidationLevel != nil {
+		cmd.Value("validationLevel", operation.StringValue(*o.ValidationLevel))
+	}
+	if o.ValidationAction != nil {
+		cmd.Value("validationAction", operation.StringValue(*o.ValidationAction))
+	}
+	cmd.Value("collation", docs[1]).Value("clusteredIndex", docs[2]).Doc("timeseries", ts).
+		Int64("expireAfterSeconds", o.ExpireAfterSeconds).Value("changeStreamPreAndPostImages", docs[3]).
+		Value("storageEngine", docs[4]).Value("indexOptionDefaults", docs[5]).Value("comment", comment)
+	_, err = db.client.execute(ctx, dbWriteOp(db, "create", name, cmd.Build()))
+	return err
+}
+
+// CreateViewOptions are the options of CreateView.
+type CreateViewOptions struct {
+	// Collation is the view's default collation.
+	Collation any
+	Comment   any
+}
+
+// CreateView creates a view called viewName of the collection (or view)
+// viewOn through pipeline, an aggregation pipeline (nil or empty shows
+// viewOn as it is).
+func (db *Database) CreateView(ctx context.Context, viewName, viewOn string, pipeline any, opts ...*CreateViewOptions) error {
+	if err := db.ready(); err != nil {
+		return err
+	}
+	if err := checkCollectionName(viewName); err != nil {
+		return err
+	}
+	if err := checkCollectionName(viewOn); err != nil {
+		ae := err.(*ArgumentError)
+		ae.Argument = "viewOn"
+		return ae
+	}
+	if pipeline == nil {
+		pipeline = bson.A{}
+	}
+	p, err := marshalPipeline("pipeline", pipeline)
+	if err != nil {
+		return err
+	}
+	o := mergeOpts(opts)
+	collation, err := marshalDocValue("CreateViewOptions.Collation", o.Collation)
+	if err != nil {
+		return err
+	}
+	comment, err := marshalValue("CreateViewOptions.Comment", o.Comment)
+	if err != nil {
+		return err
+	}
+	cmd := operation.NewCollectionCommand("create", viewName, len(p)+len(viewOn)+32).
+		Value("viewOn", operation.StringValue(viewOn)).
+		Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: p}).
+		Value("collation", collation).Value("comment", comment).Build()
+	_, err = db.client.execute(ctx, dbWriteOp(db, "create", viewName, cmd))
+	return err
+}
+
+// Drop drops the database, with all its collections and views. Dropping
+// a database that does not exist is not an error.
+func (db *Database) Drop(ctx context.Context) error {
+	if err := db.ready(); err != nil {
+		return err
+	}
+	one := bson.RawValue{Type: bson.TypeInt32, Value: []byte{1, 0, 0, 0}}
+	_, err := db.client.execute(ctx, dbWriteOp(db, "dropDatabase", "", operation.NewCommand("dropDatabase", one, 0).Build()))
+	return err
+}
+
+// codeNamespaceNotFound is the server's NamespaceNotFound.
+const codeNamespaceNotFound = 26
+
+// isNamespaceNotFound tells whether err is the server's NamespaceNotFound
+// (older servers' "ns not found").
+func isNamespaceNotFound(err error) bool {
+	var ce *CommandError
+	return errors.As(err, &ce) && (ce.Code == codeNamespaceNotFound || ce.Code == 0 && ce.Message == "ns not found")
+}
+
+// Drop drops the collection (or view) with its indexes. Dropping one
+// that does not exist is not an error, as with servers 7.0 and later.
+func (coll *Collection) Drop(ctx context.Context) error {
+	if err := coll.ready(); err != nil {
+		return err
+	}
+	op, err := coll.writeOp("drop", operation.NewCollectionCommand("drop", coll.name, 0).Build(), nil)
+	if err != nil {
+		return err
+	}
+	if _, err := coll.run(ctx, op); err != nil && !isNamespaceNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// RenameOptions are the options of Rename.
+type RenameOptions struct {
+	// DropTarget drops an existing collection called the new name first;
+	// without it, renaming onto an existing collection fails.
+	DropTarget *bool
+	Comment    any
+}
+
+// Rename renames the collection to newName in the same database (the
+// renameCollection command, run on the admin database). The Collection
+// keeps its old name: get the new one with Database().Collection(newName).
+func (coll *Collection) Rename(ctx context.Context, newName string, opts ...*RenameOptions) error {
+	if err := coll.ready(); err != nil {
+		return err
+	}
+	if err := checkCollectionName(newName); err != nil {
+		ae := err.(*ArgumentError)
+		ae.Argument = "newName"
+		return ae
+	}
+	o := mergeOpts(opts)
+	comment, err := marshalValue("RenameOptions.Comment", o.Comment)
+	if err != nil {
+		return err
+	}
+	from := operation.StringValue(coll.Namespace())
+	cmd := operation.NewCommand("renameCollection", from, 64).
+		Value("to", operation.StringValue(coll.db.name+"."+newName)).
+		Bool("dropTarget", o.DropTarget).Value("comment", comment).Build()
+	op, err := coll.writeOp("renameCollection", cmd, nil)
+	if err != nil {
+		return err
+	}
+	op.DB = "admin"
+	_, err = coll.run(ctx, op)
+	return err
+}

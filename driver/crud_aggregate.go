@@ -1,0 +1,297 @@
+package driver
+
+import (
+	"context"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/internal/operation"
+	"github.com/mongoscope/mongoscope/driver/internal/selection"
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
+)
+
+// AggregateOptions are the options of Aggregate. A nil field is left out
+// of the command (the server's default applies).
+type AggregateOptions struct {
+	// AllowDiskUse lets stages write temporary files.
+	AllowDiskUse *bool
+	// BatchSize is the number of documents per batch, for the aggregate
+	// command (cursor.batchSize, where 0 asks for an empty first batch)
+	// and its getMores. It must not be negative. It is not sent for a
+	// pipeline that ends in $out or $merge, which a batch size of 0 would
+	// stop from running.
+	BatchSize *int32
+	// BypassDocumentValidation lets $out and $merge write documents the
+	// target's validator refuses; sent only when true.
+	BypassDocumentValidation *bool
+	// Collation is a document such as bson.D{{"locale", "en"}}.
+	Collation any
+	// MaxTime bounds the command's run time on the server (maxTimeMS).
+	// Prefer the client's Timeout.
+	MaxTime *time.Duration
+	// MaxAwaitTime is each getMore's wait for new documents on a
+	// tailable awaitData cursor, the kind a $changeStream pipeline
+	// opens; it is refused for any other pipeline, whose getMores the
+	// server would refuse.
+	MaxAwaitTime *time.Duration
+	// Comment is any value, also sent with each getMore.
+	Comment any
+	// Hint is an index name or key document.
+	Hint any
+	// Let defines variables the pipeline can use as $$name (servers 5.0+).
+	Let any
+	// ReadConcern, WriteConcern (for $out and $merge) and ReadPreference
+	// override the collection's or database's for this operation; nil
+	// keeps theirs.
+	ReadConcern    *ReadConcern
+	WriteConcern   *WriteConcern
+	ReadPreference *ReadPreference
+}
+
+// mergeAggregate folds opts into one, later fields winning.
+func mergeAggregate(opts []*AggregateOptions) AggregateOptions {
+	var o AggregateOptions
+	for _, x := range opts {
+		if x == nil {
+			continue
+		}
+		setPtr(&o.AllowDiskUse, x.AllowDiskUse)
+		setPtr(&o.BatchSize, x.BatchSize)
+		setPtr(&o.BypassDocumentValidation, x.BypassDocumentValidation)
+		setIf(&o.Collation, x.Collation)
+		setPtr(&o.MaxTime, x.MaxTime)
+		setPtr(&o.MaxAwaitTime, x.MaxAwaitTime)
+		setIf(&o.Comment, x.Comment)
+		setIf(&o.Hint, x.Hint)
+		setIf(&o.Let, x.Let)
+		setPtr(&o.ReadConcern, x.ReadConcern)
+		setPtr(&o.WriteConcern, x.WriteConcern)
+		setPtr(&o.ReadPreference, x.ReadPreference)
+	}
+	return o
+}
+
+// pipelineShape is what the driver must know about a pipeline's stages.
+type pipelineShape struct {
+	// write: the last stage is $out or $merge.
+	write bool
+	// changeStream: the first stage is $changeStream, which opens a
+	// tailable awaitData cursor.
+	changeStream bool
+}
+
+// shapeOf reads the first and last stage names of an encoded pipeline
+// (an array of documents, as marshalPipeline returns).
+func shapeOf(pipeline bson.Raw) pipelineShape {
+	var s pipelineShape
+	first, last := "", ""
+	it := bson.Raw(pipeline).Iter()
+	for i := 0; it.Next(); i++ {
+		d, ok := it.Value().DocumentOK()
+		if !ok {
+			continue
+		}
+		name := ""
+		if st := d.Iter(); st.Next() {
+			name = st.Key()
+		}
+		if i == 0 {
+			first = name
+		}
+		last = name
+	}
+	s.write = last == "$out" || last == "$merge"
+	s.changeStream = first == "$changeStream"
+	return s
+}
+
+// aggregateCommand builds the aggregate command on target (the
+// collection's name, or 1 for a database aggregation).
+func aggregateCommand(target bson.RawValue, pipeline any, o *AggregateOptions) (bson.Raw, pipelineShape, error) {
+	p, err := marshalPipeline("pipeline", pipeline)
+	if err != nil {
+		return nil, pipelineShape{}, err
+	}
+	shape := shapeOf(p)
+	if o.BatchSize != nil && *o.BatchSize < 0 {
+		return nil, shape, &ArgumentError{Argument: "AggregateOptions.BatchSize", Reason: "the batch size must not be negative"}
+	}
+	if o.MaxTime != nil && *o.MaxTime < 0 {
+		return nil, shape, &ArgumentError{Argument: "AggregateOptions.MaxTime", Reason: "maxTimeMS must not be negative"}
+	}
+	if o.MaxAwaitTime != nil {
+		if *o.MaxAwaitTime < 0 {
+			return nil, shape, &ArgumentError{Argument: "AggregateOptions.MaxAwaitTime", Reason: "maxAwaitTimeMS must not be negative"}
+		}
+		if !shape.changeStream {
+			return nil, shape, &ArgumentError{Argument: "AggregateOptions.MaxAwaitTime",
+				Reason: "maxAwaitTimeMS applies only to a tailable awaitData cursor; this pipeline opens an ordinary one, whose getMores the server refuses maxTimeMS for"}
+		}
+	}
+	var vals [4]bson.RawValue
+	for i, x := range []struct {
+		arg string
+		v   any
+		doc bool
+	}{{"AggregateOptions.Collation", o.Collation, true}, {"AggregateOptions.Comment", o.Comment, false},
+		{"AggregateOptions.Hint", o.Hint, false}, {"AggregateOptions.Let", o.Let, true}} {
+		if x.v == nil {
+			continue
+		}
+		if x.doc {
+			vals[i], err = marshalDocValue(x.arg, x.v)
+		} else {
+			vals[i], err = marshalValue(x.arg, x.v)
+		}
+		if err != nil {
+			return nil, shape, err
+		}
+	}
+	// cursor: {batchSize: n}; a write stage gets an empty cursor document
+	// (the CRUD specification: a batch size of 0 would stop it).
+	st, cur := bson.AppendDocumentStart(make([]byte, 0, 24))
+	if o.BatchSize != nil && !shape.write {
+		cur = bson.AppendInt32Element(cur, "batchSize", *o.BatchSize)
+	}
+	cur, _ = bson.AppendDocumentEnd(cur, st)
+
+	cmd := operation.NewCommand("aggregate", target, len(p)+64).
+		Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: p}).Doc("cursor", cur).
+		Bool("allowDiskUse", o.AllowDiskUse)
+	cmd.True("bypassDocumentValidation", o.BypassDocumentValidation != nil && *o.BypassDocumentValidation)
+	cmd.Value("collation", vals[0])
+	if o.MaxTime != nil && *o.MaxTime > 0 {
+		ms := o.MaxTime.Milliseconds()
+		cmd.Int64("maxTimeMS", &ms)
+	}
+	cmd.Value("comment", vals[1]).Value("hint", vals[2]).Value("let", vals[3])
+	return cmd.Build(), shape, nil
+}
+
+// aggregateCursorOptions are the getMore options of an aggregate's cursor.
+func aggregateCursorOptions(o *AggregateOptions, shape pipelineShape) operation.CursorOptions {
+	co := operation.CursorOptions{Tailable: shape.changeStream}
+	if o.BatchSize != nil && !shape.write {
+		co.BatchSize = *o.BatchSize
+	}
+	if o.MaxAwaitTime != nil {
+		co.MaxAwaitTime = *o.MaxAwaitTime
+	}
+	co.Comment, _ = marshalValue("AggregateOptions.Comment", o.Comment)
+	return co
+}
+
+// aggregateOp returns the Op of an aggregate under c's concerns. A pipeline
+// that writes ($out, $merge) carries the write concern too (the read
+// concern stays: the server supports it there), and goes where the CRUD
+// specification's "Read preferences and server selection" says.
+func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shape pipelineShape) *operation.Op {
+	op := &operation.Op{Name: "aggregate", DB: db, Collection: coll, Command: cmd, Cursor: true,
+		Selector: selection.Read(c.readPref), ReadConcern: c.rc}
+	if shape.write {
+		// An unacknowledged write concern is sent as it is, but the reply
+		// is awaited: it carries the cursor.
+		op.WriteConcern = c.wc
+		op.Selector = selection.Read(writeStageReadPref(client, c.readPref))
+	}
+	return op
+}
+
+// writeStageReadPref is the read preference a pipeline with $out or
+// $merge runs under: rp, unless a server the client can use is older
+// than 5.0 (wire version 13), which runs such a pipeline only on the
+// primary. A load balancer is taken to front 5.0+ servers, and with no
+// server available yet rp stands.
+func writeStageReadPref(c *Client, rp selection.ReadPref) selection.ReadPref {
+	if rp.Mode == selection.Primary {
+		return rp
+	}
+	td := c.exec.Topology.Description()
+	if td.Type == description.LoadBalanced {
+		return rp
+	}
+	for i := range td.Servers {
+		s := &td.Servers[i]
+		if s.Type == description.Unknown || s.Type == description.PossiblePrimary {
+			continue
+		}
+		if s.MaxWireVersion < 13 {
+			return selection.ReadPref{Mode: selection.Primary}
+		}
+	}
+	return rp
+}
+
+// Aggregate runs an aggregation pipeline on the collection and returns a
+// cursor over its results. pipeline is a slice of stage documents
+// (bson.A, []bson.D, mongo-style []any...); nil and a stage that is not a
+// document are refused before anything is sent.
+//
+// A pipeline that ends in $out or $merge writes: it is sent with the
+// collection's write concern as well as its read concern, and its
+// cursor returns no documents (read the target collection with Find).
+// Under a read preference other than primary it may run on a secondary
+// when every server is 5.0 or newer; otherwise it runs on the primary.
+func (coll *Collection) Aggregate(ctx context.Context, pipeline any, opts ...*AggregateOptions) (*Cursor, error) {
+	if err := coll.ready(); err != nil {
+		return nil, err
+	}
+	o := mergeAggregate(opts)
+	cmd, shape, err := aggregateCommand(operation.StringValue(coll.name), pipeline, &o)
+	if err != nil {
+		return nil, err
+	}
+	c, err := coll.c.with("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+	if err != nil {
+		return nil, err
+	}
+	res, err := coll.run(ctx, aggregateOp(coll.db.client, c, coll.db.name, coll.name, cmd, shape))
+	if err != nil {
+		return nil, err
+	}
+	return coll.cursor(res, aggregateCursorOptions(&o, shape))
+}
+
+// Aggregate runs a pipeline that needs no collection ({aggregate: 1}),
+// whose first stage is one such as $currentOp (on the admin database),
+// $listLocalSessions or $documents, under the database's read concern,
+// write concern and read preference. See Collection.Aggregate.
+func (db *Database) Aggregate(ctx context.Context, pipeline any, opts ...*AggregateOptions) (*Cursor, error) {
+	if err := db.ready(); err != nil {
+		return nil, err
+	}
+	o := mergeAggregate(opts)
+	one := bson.RawValue{Type: bson.TypeInt32, Value: bson.AppendInt32(nil, 1)}
+	cmd, shape, err := aggregateCommand(one, pipeline, &o)
+	if err != nil {
+		return nil, err
+	}
+	c, err := db.c.with("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+	if err != nil {
+		return nil, err
+	}
+	res, err := db.client.execute(ctx, aggregateOp(db.client, c, db.name, "", cmd, shape))
+	if err != nil {
+		return nil, err
+	}
+	return db.cursor(res, aggregateCursorOptions(&o, shape))
+}
+
+// ready checks that the database and the client can run an operation.
+func (db *Database) ready() error {
+	if db.err != nil {
+		return db.err
+	}
+	return db.client.live()
+}
+
+// cursor makes the Cursor of a database command's result; the reply's ns
+// names the cursor's collection.
+func (db *Database) cursor(res operation.Result, co operation.CursorOptions) (*Cursor, error) {
+	c := db.client
+	oc, err := operation.NewCursor(c.exec, db.name, res, co)
+	if err != nil {
+		return nil, &OperationError{Op: "cursor", Address: res.Address, Err: err}
+	}
+	return newCursor(c, oc, co.Tailable), nil
+}
