@@ -42,13 +42,12 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 	if err := coll.ready(); err != nil {
 		return nil, err
 	}
-	out, err := appendInsertDoc(make([]byte, 0, insertSizeHint()), doc, -1)
+	out, id, err := appendInsertDoc(make([]byte, 0, insertSizeHint()), doc, -1)
 	if err != nil {
 		return nil, err
 	}
 	raw := bson.Raw(out)
 	noteInsertSize(len(raw))
-	id, _ := raw.LookupErr("_id")
 	var o InsertOneOptions
 	for _, x := range opts {
 		if x != nil {
@@ -259,10 +258,11 @@ func noteInsertSize(n int) { insertSize.Store(int64(n)) }
 
 // appendInsertDoc appends doc (a struct, a map, a bson.D, a bson.Raw...)
 // to dst as a document to insert, with a new ObjectID _id first when it
-// has none, and returns the extended buffer: the document is its bytes
-// from len(dst). index is the document's place in InsertMany's slice (-1
-// for InsertOne), for the argument an *ArgumentError names.
-func appendInsertDoc(dst []byte, doc any, index int) ([]byte, error) {
+// has none, and returns the extended buffer (the document is its bytes
+// from len(dst)) and the _id's value, which aliases it. index is the
+// document's place in InsertMany's slice (-1 for InsertOne), for the
+// argument an *ArgumentError names.
+func appendInsertDoc(dst []byte, doc any, index int) ([]byte, bson.RawValue, error) {
 	arg := func() string {
 		if index < 0 {
 			return "document"
@@ -271,24 +271,42 @@ func appendInsertDoc(dst []byte, doc any, index int) ([]byte, error) {
 	}
 	start := len(dst)
 	var out []byte
+	// has: whether doc has an _id, when that is known without scanning
+	// the encoded document.
+	has, known := false, false
 	switch v := doc.(type) {
 	case nil:
-		return dst, &ArgumentError{Argument: arg(), Reason: "the document is nil"}
+		return dst, bson.RawValue{}, &ArgumentError{Argument: arg(), Reason: "the document is nil"}
 	case bson.Raw, []byte:
 		r, err := marshalDoc(arg(), v)
 		if err != nil {
-			return dst, err
+			return dst, bson.RawValue{}, err
 		}
 		out = append(dst, r...)
 	default:
+		switch d := doc.(type) {
+		case bson.D:
+			known = true
+			for _, e := range d {
+				if e.Key == "_id" {
+					has = true
+					break
+				}
+			}
+		case bson.M:
+			_, has = d["_id"]
+			known = true
+		}
 		o, err := bson.MarshalAppend(dst, doc)
 		if err != nil {
-			return dst, &ArgumentError{Argument: arg(), Reason: err.Error(), Err: err}
+			return dst, bson.RawValue{}, &ArgumentError{Argument: arg(), Reason: err.Error(), Err: err}
 		}
 		out = o
 	}
-	if _, err := bson.Raw(out[start:]).LookupErr("_id"); err == nil {
-		return out, nil
+	if has || !known {
+		if id, err := bson.Raw(out[start:]).LookupErr("_id"); err == nil {
+			return out, id, nil
+		}
 	}
 	// Make room for the _id element after the length, in place.
 	const idLen = 1 + 4 + 12 // type, "_id\x00", ObjectID
@@ -297,7 +315,8 @@ func appendInsertDoc(dst []byte, doc any, index int) ([]byte, error) {
 	copy(out[start+4+idLen:], out[start+4:n])
 	bson.AppendObjectIDElement(out[start+4:start+4], "_id", bson.NewObjectID())
 	binary.LittleEndian.PutUint32(out[start:], uint32(len(out)-start))
-	return out, nil
+	id := bson.RawValue{Type: bson.TypeObjectID, Value: out[start+9 : start+idLen+4 : start+idLen+4]}
+	return out, id, nil
 }
 
 // marshalInserts encodes InsertMany's documents into one buffer, each
@@ -308,12 +327,15 @@ func marshalInserts(docs []any) ([]bson.Raw, []any, error) {
 	// The ids, as the elements of one BSON array, are decoded together.
 	st, arr := bson.AppendDocumentStart(make([]byte, 0, 24*len(docs)+16))
 	for i, d := range docs {
-		start := len(buf)
-		out, err := appendInsertDoc(buf, d, i)
+		out, id, err := appendInsertDoc(buf, d, i)
 		if err != nil {
 			return nil, nil, err
 		}
 		buf = out
+		arr = append(arr, byte(id.Type))
+		arr = strconv.AppendInt(arr, int64(i), 10)
+		arr = append(arr, 0)
+		arr = append(arr, id.Value...)
 		if i == 0 && len(docs) > 1 {
 			// Room for the rest, if they are about as big as the first.
 			if want := len(buf)*len(docs) + len(buf)/8 + 64; cap(buf) < want {
@@ -321,11 +343,6 @@ func marshalInserts(docs []any) ([]bson.Raw, []any, error) {
 			}
 		}
 		ends[i] = len(buf)
-		id, _ := bson.Raw(buf[start:]).LookupErr("_id")
-		arr = append(arr, byte(id.Type))
-		arr = strconv.AppendInt(arr, int64(i), 10)
-		arr = append(arr, 0)
-		arr = append(arr, id.Value...)
 	}
 	arr, _ = bson.AppendDocumentEnd(arr, st)
 	raws := make([]bson.Raw, len(docs))
