@@ -348,7 +348,9 @@ func marshalInserts(docs []any) ([]bson.Raw, []any, error) {
 	raws := make([]bson.Raw, len(docs))
 	prev := 0
 	for i, e := range ends {
-		raws[i] = bson.Raw(buf[prev:e:e])
+		// Not capped at e: the connection sees that the documents lie end
+		// to end and writes them in one piece.
+		raws[i] = bson.Raw(buf[prev:e])
 		prev = e
 	}
 	var ids []any

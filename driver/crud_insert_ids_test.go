@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -107,4 +108,56 @@ func TestInsertIDs(t *testing.T) {
 			t.Fatalf("%v, want an ArgumentError on documents[1]", err)
 		}
 	})
+}
+
+// TestInsertLargeDocuments sends batches big enough to be written in place
+// (the connection's vectored write), in one piece and in several, and
+// reads every document back.
+func TestInsertLargeDocuments(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := dial(t, srv.URI(), nil)
+	ctx := testCtx(t)
+	coll := c.Database("ids").Collection("large")
+	big := func(i int) bson.D {
+		return bson.D{{Key: "n", Value: int32(i)}, {Key: "pad", Value: strings.Repeat(string(rune('a'+i%26)), 300<<10)}}
+	}
+	// Contiguous documents (InsertMany's own buffer), bson.Raw documents
+	// from separate allocations, and InsertOne.
+	var docs []any
+	for i := 0; i < 4; i++ {
+		docs = append(docs, big(i))
+	}
+	for i := 4; i < 7; i++ {
+		raw, err := bson.Marshal(big(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, raw)
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.InsertOne(ctx, big(7)); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := coll.Find(ctx, bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type doc struct {
+		N   int32  `bson:"n"`
+		Pad string `bson:"pad"`
+	}
+	got, err := driver.All[doc](ctx, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 8 {
+		t.Fatalf("%d documents, want 8", len(got))
+	}
+	for _, d := range got {
+		if want := big(int(d.N))[1].Value.(string); d.Pad != want {
+			t.Fatalf("document %d came back different (%d bytes of pad)", d.N, len(d.Pad))
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -164,6 +165,9 @@ func (c *Conn) sendable() error {
 // sendAs is send with the request id chosen by the caller, which command
 // monitoring needs before the message goes out; sendable was checked.
 func (c *Conn) sendAs(ctx context.Context, req *Request, socketTimeout time.Duration, id int32) (int32, error) {
+	if c.vectored(req) {
+		return c.sendVectored(ctx, req, socketTimeout, id)
+	}
 	bp := getBuf()
 	defer putBuf(bp)
 	msg, err := appendCommand((*bp)[:0], id, req, c.cfg.Handshake.ServerAPI)
@@ -191,6 +195,137 @@ func (c *Conn) sendAs(ctx context.Context, req *Request, socketTimeout time.Dura
 		c.expect = id
 	}
 	return id, nil
+}
+
+// vectorMin is the size of a request's documents from which they are
+// written from where they lie (writev) instead of being copied into the
+// message buffer: copying a batch of large documents costs a buffer as big
+// as the batch and the time to fill it.
+const vectorMin = 256 << 10
+
+// vectored tells whether req's documents are to be written in place:
+// they are big enough, the message is not to be compressed (compression
+// needs the whole message), and the stream writes vectors in one call
+// (a TLS stream would turn each document into a record of its own).
+func (c *Conn) vectored(req *Request) bool {
+	if len(req.Sequences) == 0 {
+		return false
+	}
+	switch c.nc.(type) {
+	case *net.TCPConn, *net.UnixConn:
+	default:
+		return false
+	}
+	if c.comp != wire.CompressorNoop && wire.Compressible(commandName(req.Command)) {
+		return false
+	}
+	n := 0
+	for _, sq := range req.Sequences {
+		for _, d := range sq.Docs {
+			n += len(d)
+		}
+	}
+	return n >= vectorMin
+}
+
+// vecPool holds the vectors of sendVectored.
+var vecPool = sync.Pool{New: func() any { v := make([][]byte, 0, 16); return &v }}
+
+// sendVectored is sendAs for a request whose documents are written in
+// place: the header, the body and each sequence's start are built in a
+// pooled buffer, and the documents are written from the caller's memory,
+// those that lie end to end in one piece.
+func (c *Conn) sendVectored(ctx context.Context, req *Request, socketTimeout time.Duration, id int32) (int32, error) {
+	if len(req.Command) < 5 || req.Command[len(req.Command)-1] != 0 {
+		return 0, errors.New("conn: command is not a BSON document")
+	}
+	bp := getBuf()
+	defer putBuf(bp)
+	var flags wire.Flags
+	if req.MoreToCome {
+		flags |= wire.MoreToCome
+	}
+	if req.ExhaustAllowed {
+		flags |= wire.ExhaustAllowed
+	}
+	start, b := wire.AppendHeaderStart((*bp)[:0], id, 0, wire.OpMsg)
+	b = wire.AppendMsgFlags(b, flags)
+	b = append(b, 0) // section kind 0: the body
+	docStart := len(b)
+	b = append(b, req.Command[:len(req.Command)-1]...)
+	b = handshake.AppendServerAPI(b, c.cfg.Handshake.ServerAPI)
+	if req.DB != "" {
+		b = bson.AppendStringElement(b, "$db", req.DB)
+	}
+	b = append(b, 0)
+	binary.LittleEndian.PutUint32(b[docStart:], uint32(len(b)-docStart))
+	// Each sequence's start goes into b; ends[k] is where the k-th ends.
+	var endsArr [4]int
+	ends := endsArr[:0]
+	total := 0
+	for _, sq := range req.Sequences {
+		ss, out := wire.AppendSequenceStart(b, sq.Identifier)
+		b = out
+		n := len(b) - ss
+		for _, d := range sq.Docs {
+			n += len(d)
+		}
+		binary.LittleEndian.PutUint32(b[ss:], uint32(n))
+		ends = append(ends, len(b))
+		total += n - (len(b) - ss)
+	}
+	total += len(b) - start
+	binary.LittleEndian.PutUint32(b[start:], uint32(total))
+	*bp = b
+	if max := int(c.hello.MaxMessageSizeBytes); max > 0 && total > max {
+		return 0, &MessageSizeError{Size: total, Max: max}
+	}
+	vp := vecPool.Get().(*[][]byte)
+	vec := (*vp)[:0]
+	prev := start
+	for k, sq := range req.Sequences {
+		vec = append(vec, b[prev:ends[k]])
+		prev = ends[k]
+		for _, d := range sq.Docs {
+			last := vec[len(vec)-1]
+			if len(d) > 0 && cap(last)-len(last) >= len(d) && &last[:len(last)+1][len(last)] == &d[0] {
+				vec[len(vec)-1] = last[:len(last)+len(d)] // d follows last in memory
+				continue
+			}
+			vec = append(vec, d)
+		}
+	}
+	err := c.writeVector(ctx, vec, socketTimeout)
+	clear(vec)
+	if cap(vec) <= 4096 {
+		*vp = vec[:0]
+		vecPool.Put(vp)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !req.MoreToCome {
+		c.expect = id
+	}
+	return id, nil
+}
+
+// writeVector is write for a message in pieces.
+func (c *Conn) writeVector(ctx context.Context, vec [][]byte, socketTimeout time.Duration) error {
+	stop, err := c.deadline(ctx, socketTimeout)
+	if err != nil {
+		return c.fail("write", err)
+	}
+	nb := net.Buffers(vec)
+	_, err = nb.WriteTo(c.nc)
+	c.stopped(stop)
+	if err != nil {
+		if c.closed.Load() && !isTimeout(err) && ctx.Err() == nil {
+			return ErrClosed
+		}
+		return c.fail("write", ioErr(ctx, err))
+	}
+	return nil
 }
 
 func (c *Conn) write(ctx context.Context, msg []byte, socketTimeout time.Duration) error {
