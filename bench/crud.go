@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -14,9 +15,11 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"text/tabwriter"
+	"time"
 
 	ours "github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
@@ -54,6 +57,9 @@ type crudTask struct {
 type crudResult struct {
 	nsop           float64
 	allocs, bytesB int64
+	// srvNs is the server process's CPU time per operation, or -1 when
+	// it cannot be read.
+	srvNs float64
 }
 
 // serveEnv makes the bench binary a mongotest server for its parent
@@ -454,7 +460,7 @@ func runCRUDTasks(sel *regexp.Regexp, count int, after bool) bool {
 	}
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "task\tours ops/s\ttheirs ops/s\tratio\tours MB/s\ttheirs MB/s\tours allocs/op\ttheirs allocs/op\tours B/op\ttheirs B/op\t")
+	fmt.Fprintln(tw, "task\tours ops/s\ttheirs ops/s\tratio\tours MB/s\ttheirs MB/s\tours allocs/op\ttheirs allocs/op\tours B/op\ttheirs B/op\tserver share ours/theirs\t")
 	for _, t := range crudTasks(e) {
 		if !sel.MatchString(t.name) {
 			continue
@@ -464,11 +470,17 @@ func runCRUDTasks(sel *regexp.Regexp, count int, after bool) bool {
 				fail(err)
 			}
 		}
-		o, th := measurePair(t.ours, t.theirs, count)
+		o, th := measurePair(t.ours, t.theirs, count, srv)
 		ops := func(r crudResult) float64 { return 1e9 / r.nsop }
 		mbps := func(r crudResult) float64 { return float64(t.bytes) / r.nsop * 1e3 }
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t\n", t.name,
-			ops(o), ops(th), th.nsop/o.nsop, mbps(o), mbps(th), o.allocs, th.allocs, o.bytesB, th.bytesB)
+		share := func(r crudResult) string {
+			if r.srvNs < 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.0f%%", 100*r.srvNs/r.nsop)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t%s / %s\t\n", t.name,
+			ops(o), ops(th), th.nsop/o.nsop, mbps(o), mbps(th), o.allocs, th.allocs, o.bytesB, th.bytesB, share(o), share(th))
 	}
 	tw.Flush()
 	fmt.Println(crudNotes)
@@ -477,30 +489,62 @@ func runCRUDTasks(sel *regexp.Regexp, count int, after bool) bool {
 
 // measurePair runs both sides count times each, alternating which goes
 // first, and returns each side's median run.
-func measurePair(oursF, theirsF func(b *testing.B), count int) (crudResult, crudResult) {
+func measurePair(oursF, theirsF func(b *testing.B), count int, srv *serverProcess) (crudResult, crudResult) {
 	var o, th []crudResult
 	for i := 0; i < count; i++ {
 		if i%2 == 0 {
-			o = append(o, measureCRUD(oursF))
-			th = append(th, measureCRUD(theirsF))
+			o = append(o, measureCRUD(oursF, srv))
+			th = append(th, measureCRUD(theirsF, srv))
 		} else {
-			th = append(th, measureCRUD(theirsF))
-			o = append(o, measureCRUD(oursF))
+			th = append(th, measureCRUD(theirsF, srv))
+			o = append(o, measureCRUD(oursF, srv))
 		}
 	}
 	return medianCRUD(o), medianCRUD(th)
 }
 
-func measureCRUD(f func(b *testing.B)) crudResult {
+func measureCRUD(f func(b *testing.B), srv *serverProcess) crudResult {
 	runtime.GC()
+	srvNs := -1.0
 	r := testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()
+		t0, ok0 := srv.cpu()
 		f(b)
+		// The last run, the one testing.Benchmark reports, sets it.
+		if t1, ok1 := srv.cpu(); ok0 && ok1 {
+			srvNs = float64(t1-t0) / float64(b.N)
+		}
 	})
 	if r.N == 0 {
 		fail(fmt.Errorf("benchmark failed (see output above)"))
 	}
-	return crudResult{nsop: float64(r.T.Nanoseconds()) / float64(r.N), allocs: r.AllocsPerOp(), bytesB: r.AllocedBytesPerOp()}
+	return crudResult{nsop: float64(r.T.Nanoseconds()) / float64(r.N), allocs: r.AllocsPerOp(), bytesB: r.AllocedBytesPerOp(), srvNs: srvNs}
+}
+
+// cpu returns the server process's CPU time (user and system) so far,
+// from /proc; ok is false where there is none.
+func (p *serverProcess) cpu() (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, false
+	}
+	// The fields after the command name, which is in parentheses:
+	// utime and stime are the 14th and 15th fields of the line, in
+	// clock ticks (USER_HZ, 100 on Linux).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
 }
 
 func medianCRUD(rs []crudResult) crudResult {
@@ -525,4 +569,7 @@ server in a child process (so allocations are the drivers' own), one client
 each; the runs alternate which driver goes first. The collection is emptied
 between insert runs with the timer stopped, by the official driver for both
 sides. The server's own time is shared: the ratio, not the absolute rate,
-is what compares the drivers.`
+is what compares the drivers. "server share" is the server process's CPU
+time per operation as a part of the operation's wall time (over 100% when
+the server works on several goroutines at once); the machine's cores are
+shared by the client, the server and anything else running.`
