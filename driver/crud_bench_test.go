@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -130,4 +131,47 @@ func BenchmarkFindMany(b *testing.B) {
 			b.Fatal(cur.Err(), got)
 		}
 	}
+}
+
+// BenchmarkFindOneParallel runs FindOne on 16 goroutines (on GOMAXPROCS
+// threads), as bench's concurrent row does.
+func BenchmarkFindOneParallel(b *testing.B) {
+	coll := benchColl(b)
+	ctx := context.Background()
+	const n = 1000
+	docs := make([]any, n)
+	for i := range docs {
+		docs[i] = append(bson.D{{Key: "_id", Value: int32(i + 1)}}, benchDoc()...)
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for i := 0; pb.Next(); i++ {
+			if _, err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: int32(i%n + 1)}}).Raw(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkInsertOneParallel(b *testing.B) {
+	coll := benchColl(b)
+	ctx := context.Background()
+	doc := benchDoc()
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := coll.InsertOne(ctx, doc); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
