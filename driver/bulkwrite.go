@@ -363,7 +363,7 @@ func encodeModel(m WriteModel, arg string) (kind writeKind, raw bson.Raw, hint s
 	if us != nil {
 		us.filterArg, us.optArg = arg+".Filter", arg+"."
 		raw, err = us.encode()
-		return kindUpdate, raw, us.hintArg(), err
+		return kindUpdate, raw, "", err // update hints need no check (see runUpdate)
 	}
 	ds.filterArg, ds.optArg = arg+".Filter", arg+"."
 	raw, err = ds.encode()

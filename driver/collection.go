@@ -68,7 +68,7 @@ func (coll *Collection) override(prefix string, rc *ReadConcern, wc *WriteConcer
 	if rc == nil && wc == nil && rp == nil {
 		return coll, nil
 	}
-	c, err := coll.c.with(prefix, rc, wc, rp)
+	c, err := coll.c.forOperation(prefix, rc, wc, rp)
 	if err != nil {
 		return nil, err
 	}

@@ -183,3 +183,21 @@ func (c concerns) with(arg string, rc *ReadConcern, wc *WriteConcern, rp *ReadPr
 	}
 	return c, nil
 }
+
+// forOperation returns c overridden by one operation's own settings, as
+// with does, except for a read concern: an operation's server default
+// (ReadConcern{}) under a client, database or collection that has a read
+// concern of its own is sent as readConcern: {}, overriding theirs (the
+// read-write-concern specification, "Read Commands": the driver MUST
+// include the command's read concern then, the server default included).
+func (c concerns) forOperation(arg string, rc *ReadConcern, wc *WriteConcern, rp *ReadPreference) (concerns, error) {
+	inherited := c.rc != nil
+	c, err := c.with(arg, rc, wc, rp)
+	if err == nil && rc != nil && c.rc == nil && inherited {
+		c.rc = serverDefaultReadConcern
+	}
+	return c, err
+}
+
+// serverDefaultReadConcern is the empty readConcern document.
+var serverDefaultReadConcern = bson.Raw{5, 0, 0, 0, 0}

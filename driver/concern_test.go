@@ -131,10 +131,6 @@ func TestHandleArgumentErrors(t *testing.T) {
 		{"nil FindOne filter", coll.FindOne(ctx, nil).Err(), "filter"},
 		{"empty InsertMany", func() error { _, err := coll.InsertMany(ctx, nil); return err }(), "documents"},
 		{"nil in InsertMany", func() error { _, err := coll.InsertMany(ctx, []any{bson.D{}, nil}); return err }(), "documents[1]"},
-		{"negative batch size", func() error {
-			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](-1)})
-			return err
-		}(), "FindOptions.BatchSize"},
 		{"negative skip", func() error {
 			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{Skip: driver.Ptr[int64](-1)})
 			return err

@@ -193,6 +193,9 @@ func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shap
 		// is awaited: it carries the cursor.
 		op.WriteConcern = c.wc
 		op.Selector = selection.Read(writeStageReadPref(client, c.readPref))
+		// The driver-sessions specification: no session ID, under any
+		// circumstances, with an unacknowledged write.
+		op.NoSession = !c.wcAck
 	}
 	return op
 }
@@ -241,7 +244,7 @@ func (coll *Collection) Aggregate(ctx context.Context, pipeline any, opts ...*Ag
 	if err != nil {
 		return nil, err
 	}
-	c, err := coll.c.with("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+	c, err := coll.c.forOperation("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +269,7 @@ func (db *Database) Aggregate(ctx context.Context, pipeline any, opts ...*Aggreg
 	if err != nil {
 		return nil, err
 	}
-	c, err := db.c.with("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+	c, err := db.c.forOperation("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
 	if err != nil {
 		return nil, err
 	}

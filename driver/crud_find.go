@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -34,8 +35,9 @@ type FindOptions struct {
 	// Limit caps the number of documents. A negative limit asks for a
 	// single batch of at most -Limit documents.
 	Limit *int64
-	// BatchSize is the number of documents per batch; must not be
-	// negative.
+	// BatchSize is the number of documents per batch. A negative batch
+	// size asks for a single batch (the find/getMore/killCursors
+	// specification's mapping of the legacy convention).
 	BatchSize *int32
 	// Hint is an index name or key document.
 	Hint any
@@ -73,9 +75,12 @@ type FindOneOptions struct {
 	Comment             any
 	MaxTime             *time.Duration
 	AllowPartialResults *bool
-	Min, Max            any
-	ReturnKey           *bool
-	ShowRecordID        *bool
+	// AllowDiskUse lets the server write temporary files for a large sort
+	// (servers 4.4+).
+	AllowDiskUse *bool
+	Min, Max     any
+	ReturnKey    *bool
+	ShowRecordID *bool
 	// ReadConcern and ReadPreference override the collection's for this
 	// operation; nil keeps the collection's.
 	ReadConcern    *ReadConcern
@@ -154,9 +159,6 @@ func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, pre
 			return nil, err
 		}
 	}
-	if o.BatchSize != nil && *o.BatchSize < 0 {
-		return nil, &ArgumentError{Argument: prefix + ".BatchSize", Reason: "the batch size must not be negative"}
-	}
 	if o.Skip != nil && *o.Skip < 0 {
 		return nil, &ArgumentError{Argument: prefix + ".Skip", Reason: "skip must not be negative"}
 	}
@@ -178,8 +180,33 @@ func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, pre
 		limit = nil
 	}
 	cmd.Int64("limit", limit)
-	if o.BatchSize != nil && *o.BatchSize > 0 {
-		cmd.Int32("batchSize", o.BatchSize)
+	var batchSize int32 // 0: none
+	if o.BatchSize != nil {
+		batchSize = *o.BatchSize
+		if batchSize < 0 {
+			// singleBatch = limit < 0 || batchSize < 0, and batchSize
+			// = abs(batchSize) when no limit (the specification's
+			// mapping, a MUST).
+			singleBatch = true
+			if batchSize == math.MinInt32 {
+				batchSize = math.MaxInt32
+			} else {
+				batchSize = -batchSize
+			}
+		}
+	}
+	switch {
+	case singleBatch && !single && limit != nil && *limit <= math.MaxInt32:
+		// A negative limit: the find/getMore/killCursors specification's
+		// mapping asks for the whole limit in the one batch.
+		batchSize = int32(*limit)
+	case !singleBatch && limit != nil && int64(batchSize) == *limit && batchSize < math.MaxInt32:
+		// The CRUD specification: batchSize equal to limit would leave
+		// an open cursor behind the full first batch; limit+1 closes it.
+		batchSize++
+	}
+	if batchSize > 0 {
+		cmd.Int32("batchSize", &batchSize)
 	}
 	cmd.True("singleBatch", singleBatch)
 	cmd.Value("comment", vals[5])
@@ -221,7 +248,7 @@ func (coll *Collection) Find(ctx context.Context, filter any, opts ...*FindOptio
 		return nil, err
 	}
 	co := operation.CursorOptions{Tailable: o.CursorType != NonTailable}
-	if o.BatchSize != nil {
+	if o.BatchSize != nil && *o.BatchSize > 0 {
 		co.BatchSize = *o.BatchSize
 	}
 	if o.Limit != nil && *o.Limit > 0 {
@@ -259,7 +286,7 @@ func (coll *Collection) FindOne(ctx context.Context, filter any, opts ...*FindOn
 			continue
 		}
 		mo := mergeFind([]*FindOptions{&o, {Sort: x.Sort, Projection: x.Projection, Skip: x.Skip, Hint: x.Hint, Collation: x.Collation,
-			Let: x.Let, Comment: x.Comment, MaxTime: x.MaxTime, AllowPartialResults: x.AllowPartialResults, Min: x.Min, Max: x.Max,
+			Let: x.Let, Comment: x.Comment, MaxTime: x.MaxTime, AllowPartialResults: x.AllowPartialResults, AllowDiskUse: x.AllowDiskUse, Min: x.Min, Max: x.Max,
 			ReturnKey: x.ReturnKey, ShowRecordID: x.ShowRecordID, ReadConcern: x.ReadConcern, ReadPreference: x.ReadPreference}})
 		o = mo
 	}

@@ -640,16 +640,12 @@ func TestReadsBadInput(t *testing.T) {
 			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{CursorType: driver.Tailable, MaxAwaitTime: driver.Ptr(time.Second)})
 			return err
 		}, "FindOptions.MaxAwaitTime"},
-		{"find negative batchSize", func(ctx context.Context) error {
-			_, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](-1)})
-			return err
-		}, "FindOptions.BatchSize"},
 		{"run cursor command negative batchSize", func(ctx context.Context) error {
 			_, err := db.RunCursorCommand(ctx, bson.D{{Key: "find", Value: "items"}}, &driver.RunCursorCommandOptions{BatchSize: driver.Ptr[int32](-1)})
 			return err
 		}, "RunCursorCommandOptions.BatchSize"},
-		{"run cursor command MaxAwaitTime without TailableAwait", func(ctx context.Context) error {
-			_, err := db.RunCursorCommand(ctx, bson.D{{Key: "find", Value: "items"}}, &driver.RunCursorCommandOptions{CursorType: driver.Tailable, MaxAwaitTime: driver.Ptr(time.Second)})
+		{"run cursor command negative MaxAwaitTime", func(ctx context.Context) error {
+			_, err := db.RunCursorCommand(ctx, bson.D{{Key: "find", Value: "items"}}, &driver.RunCursorCommandOptions{MaxAwaitTime: driver.Ptr(-time.Second)})
 			return err
 		}, "RunCursorCommandOptions.MaxAwaitTime"},
 		{"run cursor command bad read preference", func(ctx context.Context) error {

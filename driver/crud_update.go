@@ -148,8 +148,11 @@ func (coll *Collection) runUpdate(ctx context.Context, st *updateStmt, bypass *b
 	if err != nil {
 		return nil, err
 	}
+	// No hint check: update takes a hint from 4.2, the oldest server
+	// supported, so an unacknowledged update may carry one (the CRUD
+	// specification raises the error for delete and findAndModify only).
 	wr, ack, err := coll.runOne(ctx, "update", cmd, &operation.Batch{Identifier: "updates", Docs: []bson.Raw{raw}, Slack: statementSlack},
-		st.docArg, st.hintArg())
+		st.docArg, "")
 	if err != nil || !ack {
 		if err == nil {
 			return &UpdateResult{}, nil
@@ -179,13 +182,6 @@ type updateStmt struct {
 	arrayFilters              []any
 	collation, hint, sort     any
 	upsert                    *bool
-}
-
-func (st *updateStmt) hintArg() string {
-	if st.hint == nil {
-		return ""
-	}
-	return st.optArg + "Hint"
 }
 
 // encode builds the statement {q, u, upsert, multi, arrayFilters,
@@ -328,8 +324,9 @@ func writeCommand(name, coll string, ordered bool, bypass *bool, let, comment an
 }
 
 // runOne sends a single-statement write. arg names the statement's
-// document in a size error; hintArg, when not empty, names a hint, which
-// an unacknowledged write cannot carry to a server older than 4.4. ack is
+// document in a size error; hintArg, when not empty, names a delete's
+// hint, which an unacknowledged write cannot carry to a server older than
+// 4.4. ack is
 // false for an unacknowledged write, whose reply says nothing.
 func (coll *Collection) runOne(ctx context.Context, name string, cmd bson.Raw, bt *operation.Batch, arg, hintArg string) (writeReply, bool, error) {
 	op, err := coll.writeOp(name, cmd, nil)
@@ -353,9 +350,10 @@ func (coll *Collection) runOne(ctx context.Context, name string, cmd bson.Raw, b
 	return wr, true, nil
 }
 
-// unacknowledgedHintCheck refuses a hint on an unacknowledged write to a
-// server before 4.4 (wire version 9), which would ignore the error it
-// causes: the CRUD specification has the driver raise it.
+// unacknowledgedHintCheck refuses a hint on an unacknowledged delete or
+// findAndModify to a server before 4.4 (wire version 9), which would
+// ignore the error it causes: the CRUD specification has the driver raise
+// it. (An update takes a hint from 4.2, and is not checked.)
 func unacknowledgedHintCheck(arg string) func(operation.ServerLimits) error {
 	return func(l operation.ServerLimits) error {
 		if l.MaxWireVersion >= 9 {

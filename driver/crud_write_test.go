@@ -954,15 +954,9 @@ func TestWriteBadInput(t *testing.T) {
 			_, err := coll.BulkWrite(ctx, []driver.WriteModel{driver.DeleteOneModel{Filter: d(), Hint: 1.5}})
 			return err
 		}, "models[0].Hint", srv},
-		// A hint on an unacknowledged write needs 4.4 (the CRUD spec).
-		{"UpdateOne unacknowledged hint before 4.4", func() error {
-			_, err := unack.UpdateOne(ctx, d(), d("$set", d("a", 1)), &driver.UpdateOptions{Hint: "_id_"})
-			return err
-		}, "UpdateOptions.Hint", old},
-		{"ReplaceOne unacknowledged hint before 4.4", func() error {
-			_, err := unack.ReplaceOne(ctx, d(), d("a", 1), &driver.ReplaceOptions{Hint: d("_id", 1)})
-			return err
-		}, "ReplaceOptions.Hint", old},
+		// A hint on an unacknowledged delete or findAndModify needs 4.4
+		// (the CRUD spec); updates take one from 4.2
+		// (TestUnacknowledgedUpdateHint).
 		{"DeleteMany unacknowledged hint before 4.4", func() error {
 			_, err := unack.DeleteMany(ctx, d(), &driver.DeleteOptions{Hint: "_id_"})
 			return err
@@ -1000,6 +994,59 @@ func TestWriteBadInput(t *testing.T) {
 	}
 	if _, err := srv.WaitForCommand(ctx, "delete"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUnacknowledgedUpdateHint checks that an unacknowledged update,
+// replacement or bulk update with a hint is sent to a 4.2 server: the CRUD
+// specification raises a client error only for delete and findAndModify
+// hints (crud/tests/unified/*update*-hint-unacknowledged.json, "on 4.2+
+// server").
+func TestUnacknowledgedUpdateHint(t *testing.T) {
+	old := mongotest.NewServer(t, mongotest.Options{MaxWireVersion: 8, Version: "4.2.0"})
+	c := dial(t, old.URI(), nil)
+	ctx := testCtx(t)
+	unack := c.Database("shop").Collection("items", &driver.CollectionOptions{WriteConcern: driver.Unacknowledged()})
+	tests := []struct {
+		name string
+		run  func() error
+		hint string
+	}{
+		{"UpdateOne", func() error {
+			_, err := unack.UpdateOne(ctx, d(), d("$set", d("a", 1)), &driver.UpdateOptions{Hint: "_id_"})
+			return err
+		}, `"_id_"`},
+		{"UpdateMany", func() error {
+			_, err := unack.UpdateMany(ctx, d(), d("$set", d("a", 1)), &driver.UpdateOptions{Hint: d("_id", 1)})
+			return err
+		}, `{"_id":1}`},
+		{"ReplaceOne", func() error {
+			_, err := unack.ReplaceOne(ctx, d(), d("a", 1), &driver.ReplaceOptions{Hint: d("_id", 1)})
+			return err
+		}, `{"_id":1}`},
+		{"BulkWrite", func() error {
+			_, err := unack.BulkWrite(ctx, []driver.WriteModel{
+				driver.UpdateOneModel{Filter: d(), Update: d("$set", d("a", 1)), Hint: "_id_"},
+				driver.UpdateManyModel{Filter: d(), Update: d("$set", d("a", 1)), Hint: "_id_"},
+				driver.ReplaceOneModel{Filter: d(), Replacement: d("a", 1), Hint: "_id_"},
+			})
+			return err
+		}, `"_id_"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old.ClearCommands()
+			if err := tt.run(); err != nil {
+				t.Fatalf("err %v, want the unacknowledged update sent", err)
+			}
+			cmd, err := old.WaitForCommand(ctx, "update")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := field(cmd.Body, "updates", "0", "hint"); got != tt.hint {
+				t.Errorf("updates[0].hint %s, want %s", got, tt.hint)
+			}
+		})
 	}
 }
 

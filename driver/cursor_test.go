@@ -426,3 +426,42 @@ func TestGetMoreComment(t *testing.T) {
 		})
 	}
 }
+
+// The run-command specification: RunCursorCommand's getMore maxTimeMS is
+// sent on every getMore, whatever the cursor type, and the command's own
+// maxTimeMS stays on the first command only.
+func TestRunCursorCommandGetMoreMaxTime(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := dial(t, srv.URI(), nil)
+	ctx := testCtx(t)
+	db := c.Database("rcc")
+	if _, err := db.Collection("items").InsertMany(ctx, []any{bson.D{}, bson.D{}, bson.D{}}); err != nil {
+		t.Fatal(err)
+	}
+	srv.ClearCommands()
+	cur, err := db.RunCursorCommand(ctx, bson.D{{Key: "find", Value: "items"}, {Key: "maxTimeMS", Value: 200}, {Key: "batchSize", Value: 1}},
+		&driver.RunCursorCommandOptions{MaxAwaitTime: driver.Ptr(300 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cur.Next(ctx) {
+	}
+	cur.Close(ctx)
+	var sawGetMore bool
+	for _, cmd := range srv.Commands() {
+		switch cmd.Name {
+		case "find":
+			if func() int64 { n, _ := cmd.Body.Lookup("maxTimeMS").AsInt64OK(); return n }() != 200 {
+				t.Errorf("find maxTimeMS %v", cmd.Body.Lookup("maxTimeMS"))
+			}
+		case "getMore":
+			sawGetMore = true
+			if func() int64 { n, _ := cmd.Body.Lookup("maxTimeMS").AsInt64OK(); return n }() != 300 {
+				t.Errorf("getMore maxTimeMS %v, want 300", cmd.Body.Lookup("maxTimeMS"))
+			}
+		}
+	}
+	if !sawGetMore {
+		t.Fatal("no getMore was sent")
+	}
+}

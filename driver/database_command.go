@@ -44,8 +44,10 @@ type RunCursorCommandOptions struct {
 	MaxStaleness       *time.Duration
 	// BatchSize is each getMore's batchSize; it must not be negative.
 	BatchSize *int32
-	// MaxAwaitTime is each getMore's maxTimeMS, for a TailableAwait
-	// cursor only.
+	// MaxAwaitTime is each getMore's maxTimeMS, sent whatever the cursor
+	// type, as the run-command specification asks (a server refuses it
+	// on a cursor that is not tailable awaitData). A maxTimeMS in cmd
+	// itself applies to the first command only and is sent as written.
 	MaxAwaitTime *time.Duration
 	// Comment is sent with each getMore.
 	Comment any
@@ -105,11 +107,8 @@ func (db *Database) RunCursorCommand(ctx context.Context, cmd any, opts ...*RunC
 		co.BatchSize = *o.BatchSize
 	}
 	if o.MaxAwaitTime != nil {
-		switch {
-		case *o.MaxAwaitTime < 0:
+		if *o.MaxAwaitTime < 0 {
 			return nil, &ArgumentError{Argument: "RunCursorCommandOptions.MaxAwaitTime", Reason: "maxAwaitTimeMS must not be negative"}
-		case o.CursorType != TailableAwait:
-			return nil, &ArgumentError{Argument: "RunCursorCommandOptions.MaxAwaitTime", Reason: "maxAwaitTimeMS applies only to a TailableAwait cursor"}
 		}
 		co.MaxAwaitTime = *o.MaxAwaitTime
 	}

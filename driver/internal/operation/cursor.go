@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -186,7 +187,9 @@ func (c *Cursor) GetMore(ctx context.Context) error {
 	cmd := NewCommand("getMore", int64Value(c.id), 64).String("collection", c.coll)
 	bs := c.opts.BatchSize
 	if c.opts.Limit > 0 {
-		if rest := c.opts.Limit - c.returned; rest > 0 && (bs == 0 || int64(bs) > rest) {
+		// A rest past int32 (a limit over 2^31) leaves batchSize as it is:
+		// truncating it would ask for a wrong, possibly tiny, batch.
+		if rest := c.opts.Limit - c.returned; rest > 0 && rest <= math.MaxInt32 && (bs == 0 || int64(bs) > rest) {
 			bs = int32(rest)
 		}
 	}

@@ -1,0 +1,68 @@
+package driver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest"
+)
+
+// TestImplicitSessionReturnedPerOperation checks the driver-sessions
+// rule that an implicit session goes back to the pool when its operation
+// ends: at once for the operations without a cursor, and for a cursor when
+// it is exhausted (by its first batch or a getMore) or closed.
+func TestImplicitSessionReturnedPerOperation(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := connect(t, srv.URI(), nil)
+	coll := seed(t, c, "ret", 3)
+	ctx := ctxTimeout(t, 10*time.Second)
+	match := bson.A{bson.D{{Key: "$match", Value: bson.D{}}}}
+	tests := []struct {
+		name string
+		run  func() (*Cursor, error)
+	}{
+		{"Aggregate exhausted by getMores", func() (*Cursor, error) {
+			cur, err := coll.Aggregate(ctx, match, &AggregateOptions{BatchSize: Ptr[int32](1)})
+			if err != nil || c.sessions.InUse() != 1 {
+				t.Errorf("an open aggregate cursor holds %d sessions (err %v), want 1", c.sessions.InUse(), err)
+			}
+			return cur, err
+		}},
+		{"Aggregate in one batch", func() (*Cursor, error) { return coll.Aggregate(ctx, match) }},
+		{"Database.Aggregate", func() (*Cursor, error) {
+			return c.Database("admin").Aggregate(ctx, bson.A{bson.D{{Key: "$currentOp", Value: bson.D{}}}}, &AggregateOptions{BatchSize: Ptr[int32](0)})
+		}},
+		{"RunCursorCommand", func() (*Cursor, error) {
+			return c.Database("sess").RunCursorCommand(ctx, bson.D{{Key: "find", Value: "ret"}, {Key: "batchSize", Value: 1}})
+		}},
+		{"CountDocuments", func() (*Cursor, error) { _, err := coll.CountDocuments(ctx, bson.D{}); return nil, err }},
+		{"EstimatedDocumentCount", func() (*Cursor, error) { _, err := coll.EstimatedDocumentCount(ctx); return nil, err }},
+		{"Distinct", func() (*Cursor, error) { return nil, coll.Distinct(ctx, "_id", bson.D{}).Err() }},
+		{"UpdateMany", func() (*Cursor, error) {
+			_, err := coll.UpdateMany(ctx, bson.D{}, bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 1}}}})
+			return nil, err
+		}},
+		{"FindOneAndUpdate", func() (*Cursor, error) {
+			return nil, coll.FindOneAndUpdate(ctx, bson.D{}, bson.D{{Key: "$set", Value: bson.D{{Key: "b", Value: 1}}}}).Err()
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cur, err := tt.run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cur != nil {
+				for cur.Next(ctx) {
+				}
+				if cur.Err() != nil || cur.ID() != 0 {
+					t.Fatalf("cursor %d, err %v", cur.ID(), cur.Err())
+				}
+			}
+			if n := c.sessions.InUse(); n != 0 {
+				t.Fatalf("%d sessions still in use after the operation", n)
+			}
+		})
+	}
+}
