@@ -42,12 +42,24 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 	if err := coll.ready(); err != nil {
 		return nil, err
 	}
-	out, id, err := appendInsertDoc(make([]byte, 0, insertSizeHint()), doc, -1)
-	if err != nil {
-		return nil, err
+	var raw bson.Raw
+	var id bson.RawValue
+	switch doc.(type) {
+	case bson.Raw, []byte:
+		// Sent as it is, unless it needs an _id.
+		r, err := marshalDoc("document", doc)
+		if err != nil {
+			return nil, err
+		}
+		raw, id = ensureID(r)
+	default:
+		out, oid, err := appendInsertDoc(make([]byte, 0, insertSizeHint()), doc, -1)
+		if err != nil {
+			return nil, err
+		}
+		raw, id = out, oid
+		noteInsertSize(len(raw))
 	}
-	raw := bson.Raw(out)
-	noteInsertSize(len(raw))
 	var o InsertOneOptions
 	for _, x := range opts {
 		if x != nil {
@@ -60,7 +72,7 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 			setPtr(&o.WriteConcern, x.WriteConcern)
 		}
 	}
-	coll, err = coll.override("InsertOneOptions", nil, o.WriteConcern, nil)
+	coll, err := coll.override("InsertOneOptions", nil, o.WriteConcern, nil)
 	if err != nil {
 		return nil, err
 	}
