@@ -64,8 +64,16 @@ type Client struct {
 	// slot (nil in a free slot), for Disconnect to interrupt them;
 	// freeOps are the free slots. Registering here costs an operation
 	// far less than a context.AfterFunc on stop.
-	ops     []context.CancelCauseFunc
+	ops     []opEntry
 	freeOps []int
+}
+
+// opEntry is an operation in flight: what cancels its context and, when
+// its own context cannot end early, the OpContext whose connection must
+// be woken too.
+type opEntry struct {
+	cancel context.CancelCauseFunc
+	oc     *operation.OpContext
 }
 
 // Connect resolves opts (including the mongodb+srv DNS lookups, bounded by
@@ -386,15 +394,22 @@ func (c *Client) beginOp(ctx context.Context) (context.Context, int, error) {
 		return nil, 0, ErrClientDisconnected
 	}
 	c.inFlight++
-	opCtx, cancel := context.WithCancelCause(ctx)
+	var e opEntry
+	var opCtx context.Context
+	opCtx, e.cancel = context.WithCancelCause(ctx)
+	if ctx.Done() == nil {
+		// Only Disconnect can end it: it wakes the connection itself.
+		e.oc = &operation.OpContext{Context: opCtx}
+		opCtx = e.oc
+	}
 	var slot int
 	if n := len(c.freeOps); n > 0 {
 		slot = c.freeOps[n-1]
 		c.freeOps = c.freeOps[:n-1]
-		c.ops[slot] = cancel
+		c.ops[slot] = e
 	} else {
 		slot = len(c.ops)
-		c.ops = append(c.ops, cancel)
+		c.ops = append(c.ops, e)
 	}
 	c.mu.Unlock()
 	return opCtx, slot, nil
@@ -403,8 +418,8 @@ func (c *Client) beginOp(ctx context.Context) (context.Context, int, error) {
 // endOp ends the operation begun in slot.
 func (c *Client) endOp(slot int) {
 	c.mu.Lock()
-	cancel := c.ops[slot]
-	c.ops[slot] = nil
+	cancel := c.ops[slot].cancel
+	c.ops[slot] = opEntry{}
 	c.freeOps = append(c.freeOps, slot)
 	c.inFlight--
 	if c.inFlight == 0 && c.disconnected {
@@ -415,13 +430,17 @@ func (c *Client) endOp(slot int) {
 }
 
 // interruptOps cancels the context of every operation in flight, with
-// ErrClientDisconnected as the cause.
+// ErrClientDisconnected as the cause, and wakes the connections of those
+// that watch for it themselves (OpContext).
 func (c *Client) interruptOps() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, cancel := range c.ops {
-		if cancel != nil {
-			cancel(ErrClientDisconnected)
+	for _, e := range c.ops {
+		if e.cancel != nil {
+			e.cancel(ErrClientDisconnected)
+		}
+		if e.oc != nil {
+			e.oc.Interrupt()
 		}
 	}
 }

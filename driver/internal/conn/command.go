@@ -32,6 +32,10 @@ type Request struct {
 	// ExhaustAllowed lets the server answer with a stream of replies
 	// (moreToCome set on each but the last), read with Receive.
 	ExhaustAllowed bool
+	// Watched says the caller interrupts the exchange itself, with Wake,
+	// if the context ends: Command then registers no watch of its own on
+	// the context, which saves an operation that cost.
+	Watched bool
 }
 
 // Reply is one reply message. Body aliases a pooled buffer: it is valid
@@ -491,7 +495,12 @@ func (c *Conn) Command(ctx context.Context, req *Request) (*Reply, error) {
 		return nil, err
 	}
 	if !req.MoreToCome {
-		defer c.unwatch(c.watch(ctx))
+		if req.Watched {
+			c.watched = true
+			defer c.unwatchExternal()
+		} else {
+			defer c.unwatch(c.watch(ctx))
+		}
 	}
 	id, err := c.sendAs(ctx, req, c.cfg.SocketTimeout, c.reqID())
 	if err != nil || req.MoreToCome {

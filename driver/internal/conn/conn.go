@@ -106,6 +106,8 @@ type Conn struct {
 	watched bool
 	// wake sets a past deadline on the stream (wakeFunc).
 	wake func()
+	// woken is set by Wake.
+	woken atomic.Bool
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -297,6 +299,26 @@ func (c *Conn) watch(ctx context.Context) (stop func() bool) {
 func (c *Conn) unwatch(stop func() bool) {
 	c.watched = false
 	c.stopped(stop)
+}
+
+// unwatchExternal ends an exchange whose caller watched its context
+// (Request.Watched): if the caller woke the connection, its deadline is in
+// the past and the next exchange must set it again.
+func (c *Conn) unwatchExternal() {
+	c.watched = false
+	if c.woken.Load() {
+		c.woken.Store(false)
+		c.dlSet = true
+	}
+}
+
+// Wake interrupts the read or write in progress, or the next one of the
+// exchange, by setting a deadline in the past: for the caller of a
+// Request with Watched set, once the exchange's context has ended. It may
+// be called from any goroutine, but only while the exchange is running.
+func (c *Conn) Wake() {
+	c.woken.Store(true)
+	_ = c.nc.SetDeadline(time.Unix(1, 0))
 }
 
 // ioErr turns an I/O error into the error the caller sees: the context's

@@ -38,7 +38,12 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 		return nil, err
 	}
 	if !req.MoreToCome {
-		defer c.unwatch(c.watch(ctx))
+		if req.Watched {
+			c.watched = true
+			defer c.unwatchExternal()
+		} else {
+			defer c.unwatch(c.watch(ctx))
+		}
 	}
 	id := c.reqID()
 	name := commandName(req.Command)

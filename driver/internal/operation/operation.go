@@ -138,6 +138,35 @@ type Result struct {
 	Binding *Binding
 }
 
+// OpContext is the context of one client operation whose own context
+// cannot end early: only the client's Disconnect ends it (its Context is
+// the cancelable one the client made for that). Execute tells it which
+// connection the operation is using, so that Interrupt wakes that
+// connection's I/O; the connection then needs no watch of its own on the
+// context, which saves each operation that cost.
+type OpContext struct {
+	context.Context
+	mu   sync.Mutex
+	conn *conn.Conn
+}
+
+// Interrupt wakes the I/O of the operation's connection, if it is using
+// one. Call it after canceling Context.
+func (o *OpContext) Interrupt() {
+	o.mu.Lock()
+	if o.conn != nil {
+		o.conn.Wake()
+	}
+	o.mu.Unlock()
+}
+
+// use records the connection the operation is using (nil: none).
+func (o *OpContext) use(c *conn.Conn) {
+	o.mu.Lock()
+	o.conn = c
+	o.mu.Unlock()
+}
+
 // ErrClientDisconnected is the cause with which the client cancels the
 // contexts of the operations it interrupts when it disconnects (package
 // driver exports it). An error such an interruption causes says nothing
@@ -262,6 +291,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}()
 	fin.Attempts++
 	c := pc.Conn()
+	// An OpContext wakes the connection itself when it ends; the
+	// connection is forgotten before it is checked in (deferred above).
+	oc, watched := ctx.(*OpContext)
+	if watched {
+		oc.use(c)
+		defer oc.use(nil)
+	}
 	hello := c.Hello()
 	if op.Check != nil {
 		if err := op.Check(ServerLimits{MaxWireVersion: hello.MaxWireVersion, MaxBSONObjectSize: hello.MaxBSONObjectSize,
@@ -330,7 +366,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		bt.Sent = n
 		seqs = []wire.Sequence{{Identifier: bt.Identifier, Docs: bt.Docs[:n]}}
 	}
-	req := conn.Request{DB: op.DB, Command: cmd, Sequences: seqs, MoreToCome: op.Unacknowledged}
+	req := conn.Request{DB: op.DB, Command: cmd, Sequences: seqs, MoreToCome: op.Unacknowledged, Watched: watched}
 	r, err := c.MonitoredCommand(ctx, &req, x.Events, id)
 	if err != nil && !errors.Is(context.Cause(ctx), ErrClientDisconnected) {
 		x.Topology.HandleConnError(pc, addr, err, description.PhaseOperation)
