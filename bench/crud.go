@@ -553,7 +553,8 @@ func medianCRUD(rs []crudResult) crudResult {
 }
 
 const crudNotes = `
-ratio is ours ops/s divided by theirs: above 1 means ours is faster.
+ratio is ours ops/s divided by theirs: above 1 means ours is faster. Each
+side is the median of -crudcount runs (5 by default).
 
 CRUD rows: the benchmarking specification's single- and multi-document
 tasks on its data set (tweet.json, small_doc.json, large_doc.json, read from

@@ -8,7 +8,7 @@
 //
 // Usage (from the repository root): make bench, or
 //
-//	cd bench && go run . [-count 3] [-benchtime 1s] [-run regexp] [-cpuprofile file]
+//	cd bench && go run . [-count 3] [-benchtime 1s] [-run regexp] [-crudcount 5] [-cpuprofile file]
 package main
 
 import (
@@ -51,6 +51,7 @@ func main() {
 	count := flag.Int("count", 3, "runs per benchmark; the table shows the median")
 	benchtime := flag.Duration("benchtime", time.Second, "target duration of each run")
 	run := flag.String("run", ".", "regexp selecting tasks by name")
+	crudCount := flag.Int("crudcount", 5, "runs per CRUD row (the CRUD rows go through the network and a server, so they are noisier)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (both drivers) to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -103,7 +104,7 @@ document (nested documents and arrays, UTF-8, booleans, every length); the
 official Raw.Validate checks only the top level's element framing and accepts,
 for example, a nested boolean byte of 7 or invalid UTF-8 in any string.`)
 	}
-	crud := runCRUDTasks(sel, *count, len(matched) > 0)
+	crud := runCRUDTasks(sel, *crudCount, len(matched) > 0)
 	runDriverTasks(sel, *count, *benchtime, len(matched) > 0 || crud)
 }
 
