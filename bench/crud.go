@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -490,6 +491,7 @@ func runCRUDTasks(sel *regexp.Regexp, count int, after bool) bool {
 // measurePair runs both sides count times each, alternating which goes
 // first, and returns each side's median run.
 func measurePair(oursF, theirsF func(b *testing.B), count int, srv *serverProcess) (crudResult, crudResult) {
+	warmUp(oursF, theirsF)
 	var o, th []crudResult
 	for i := 0; i < count; i++ {
 		if i%2 == 0 {
@@ -501,6 +503,24 @@ func measurePair(oursF, theirsF func(b *testing.B), count int, srv *serverProces
 		}
 	}
 	return medianCRUD(o), medianCRUD(th)
+}
+
+// warmUp runs each side briefly, untimed, so that neither pays for what
+// the previous row left behind (the server's heap after seeding, the
+// drivers' pools and caches) in its first measured run.
+func warmUp(fs ...func(b *testing.B)) {
+	f := flag.Lookup("test.benchtime")
+	if f == nil {
+		return
+	}
+	was := f.Value.String()
+	if err := f.Value.Set("200ms"); err != nil {
+		return
+	}
+	defer f.Value.Set(was)
+	for _, fn := range fs {
+		testing.Benchmark(fn)
+	}
 }
 
 func measureCRUD(f func(b *testing.B), srv *serverProcess) crudResult {
