@@ -242,6 +242,12 @@ func (c *Conn) deadline(ctx context.Context, socketTimeout time.Duration) (stop 
 			dl, has = s, true
 		}
 	}
+	if c.woken.Load() {
+		// Wake set a past deadline, perhaps after the last exchange's
+		// I/O ended: it must be replaced.
+		c.woken.Store(false)
+		c.dlSet = true
+	}
 	// Clearing a deadline that is already clear costs a timer update
 	// per read and write for nothing.
 	if has || c.dlSet {
