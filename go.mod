@@ -8,9 +8,9 @@ require (
 	github.com/lmittmann/tint v1.2.1
 	github.com/xdg-go/stringprep v1.0.4
 	go.opentelemetry.io/otel/trace v1.38.0
+	golang.org/x/text v0.3.8
 )
 
 require (
 	go.opentelemetry.io/otel v1.38.0 // indirect
-	golang.org/x/text v0.3.8 // indirect
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
-var aggregateArgs = fieldSet("pipeline", "cursor", "explain", "allowDiskUse", "bypassDocumentValidation", "hint", "let")
+var aggregateArgs = fieldSet("pipeline", "cursor", "explain", "allowDiskUse", "bypassDocumentValidation", "hint", "let", "collation")
 
 // collectionlessStages are the stages that run without a collection
 // ({aggregate: 1}); mongotest has none of them.
@@ -91,6 +91,10 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
+	env, err := s.newQueryEnv("aggregate", r.DB, collName, r.Body.Lookup("collation"), bson.RawValue{})
+	if err != nil {
+		return nil, err
+	}
 	// On a view, the view's pipeline runs first on the collection
 	// underneath.
 	source, viewStages, _, err := s.store.ResolveView(r.DB, collName)
@@ -102,8 +106,11 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	var merge *mergeSpec
+	if mergeArg.Type != 0 && env.coll != nil {
+		return nil, newError(mongoerr.NotImplemented, "mongotest does not support $merge with a non-simple collation")
+	}
 	if mergeArg.Type != 0 {
-		if merge, err = parseMerge(mergeArg, r.DB); err != nil {
+		if merge, err = parseMerge(mergeArg, r.DB, let); err != nil {
 			return nil, err
 		}
 	}
@@ -111,7 +118,7 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		stages = append(viewStages, stages...)
 	}
 	out := func(db, coll string, docs []bson.Raw) error { return s.writeOutFor(r, db, coll, docs) }
-	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: out, Let: let, Collections: storeCollections{s}})
+	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: out, Let: let, Collections: storeCollections{s: s}, Collation: env.collator()})
 	if err != nil {
 		return nil, err
 	}

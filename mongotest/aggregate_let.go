@@ -22,11 +22,27 @@ func letOption(r *Request) (bson.Raw, error) {
 
 // storeCollections is how the aggregation engine reads the collections
 // $lookup and $unionWith name: straight from the store, a missing
-// collection reading as empty.
-type storeCollections struct{ s *Server }
+// collection reading as empty, a view as its pipeline's result.
+type storeCollections struct {
+	s     *Server
+	depth int // views being read to get here, against $lookup cycles
+}
 
-func (c storeCollections) Scan(db, coll string, yield func(bson.Raw) bool) {
+func (c storeCollections) Scan(db, coll string, yield func(bson.Raw) bool) error {
+	if c.s.store.View(db, coll) != nil && c.depth >= maxViewNesting {
+		return namedError(43, "ViewDepthLimitExceeded", "View depth too deep or view cycle detected. Maximum depth is %d", maxViewNesting)
+	}
+	docs, isView, err := c.s.viewReadAt(db, coll, nil, c.depth+1)
+	if isView {
+		for _, d := range docs {
+			if !yield(d) {
+				break
+			}
+		}
+		return err
+	}
 	if col := c.s.store.Collection(db, coll); col != nil {
 		col.Scan(yield)
 	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 	"github.com/mongoscope/mongoscope/mongotest/internal/query"
 	"github.com/mongoscope/mongoscope/mongotest/internal/store"
@@ -188,6 +189,14 @@ func createIndexesCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error
 		if err != nil {
 			return nil, err
 		}
+		if _, given := d.LookupErr("collation"); given != nil {
+			// An index without a collation takes the collection's default.
+			if c := s.store.Collection(r.DB, collName); c != nil {
+				if dc := defaultCollation(c); dc != nil {
+					spec.Collation = dc.Spec()
+				}
+			}
+		}
 		if spec.PartialFilterExpression != nil {
 			// The index keeps the matcher: compile it from a copy, not
 			// from the request's bytes.
@@ -307,8 +316,11 @@ func createCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if _, err := r.Body.LookupErr("pipeline"); err == nil {
 		return nil, newError(mongoerr.InvalidOptions, "'pipeline' requires 'viewOn' to also be specified")
 	}
-	if err := checkSimpleCollation(r.Body); err != nil {
-		return nil, err
+	var coll *collation.Collation
+	if cv, err := r.Body.LookupErr("collation"); err == nil {
+		if coll, err = collation.Parse(cv); err != nil {
+			return nil, err
+		}
 	}
 	for _, k := range []string{"recordPreImages", "encryptedFields"} {
 		if _, err := r.Body.LookupErr(k); err == nil {
@@ -334,11 +346,16 @@ func createCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if opts.Extra, err = extraOptions(r.Body); err != nil {
 		return nil, err
 	}
-	if special != nil {
-		// Listed after the validation options, as mongod orders them.
+	if coll != nil || special != nil {
+		// Listed after the validation options, as mongod orders them: the
+		// collation with mongod's defaults filled in (reads and writes
+		// without a collation of their own use it), then the special ones.
 		start, b := bson.AppendDocumentStart(nil)
 		if opts.Extra != nil {
 			b = append(b, opts.Extra[4:len(opts.Extra)-1]...)
+		}
+		if coll != nil {
+			b = bson.AppendDocumentElement(b, "collation", coll.Spec())
 		}
 		b = append(b, special...)
 		opts.Extra, _ = bson.AppendDocumentEnd(b, start)

@@ -127,7 +127,7 @@ func TestCatalog(t *testing.T) {
 		{"create encryptedFields", "db", d("create", "ef", "encryptedFields", d("fields", bson.A{})), 238, "encryptedFields"},
 		{"create bad name", "db", d("create", "a$b"), 73, ""},
 		{"create unknown", "db", d("create", "x", "bogus", 1), 40415, "create.bogus"},
-		{"createIndexes collation", "db", d("createIndexes", "x", "indexes", bson.A{d("key", d("a", 1), "name", "a", "collation", d("locale", "fr"))}), 238, "collation"},
+		{"createIndexes collation caseFirst", "db", d("createIndexes", "x", "indexes", bson.A{d("key", d("a", 1), "name", "a", "collation", d("locale", "fr", "caseFirst", "upper"))}), 238, "caseFirst"},
 		{"createIndexes empty", "db", d("createIndexes", "x", "indexes", bson.A{}), 2, "at least one"},
 		{"collMod missing", "db", d("collMod", "nope", "validator", bson.D{}), 26, ""},
 		{"collMod both", "db", d("collMod", "capped", "index", d("hidden", true)), 72, "index name or key pattern"},

@@ -50,6 +50,7 @@ var commands = map[string]command{
 	"insert":        {insertCmd, 0},
 	"update":        {updateCmd, 0},
 	"delete":        {deleteCmd, 0},
+	"bulkWrite":     {bulkWriteCmd, cmdAdminOnly},
 	"findAndModify": {findAndModifyCmd, 0},
 	"findandmodify": {findAndModifyCmd, 0}, // mongod's alias
 

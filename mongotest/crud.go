@@ -27,8 +27,6 @@ var genericArgs = fieldSet("$db", "lsid", "txnNumber", "$clusterTime", "$readPre
 // notImplementedArgs are options mongod has and mongotest refuses rather
 // than ignores; the value names the feature in the error.
 var notImplementedArgs = map[string]string{
-	"collation":             "collation",
-	"let":                   "let (variables)",
 	"startTransaction":      "transactions (startTransaction)",
 	"autocommit":            "transactions (autocommit)",
 	"encryptionInformation": "queryable encryption",

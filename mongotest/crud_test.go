@@ -139,8 +139,9 @@ func TestWriteCommandErrors(t *testing.T) {
 		{"empty batch", d("insert", "c", "documents", bson.A{}), 16, "Got 0 operations"},
 		{"non-document", d("insert", "c", "documents", bson.A{1}), 14, "insert.documents.0"},
 		{"collection type", d("insert", 1, "documents", bson.A{bson.D{}}), 73, "invalid type"},
-		{"collation", d("update", "c", "updates", bson.A{d("q", bson.D{}, "u", d("$set", d("a", 1)), "collation", d("locale", "fr"))}), 238, "collation"},
-		{"let", d("delete", "c", "deletes", bson.A{d("q", bson.D{}, "limit", 0)}, "let", d("x", 1)), 238, "let"},
+		{"insert collation", d("insert", "c", "documents", bson.A{bson.D{}}, "collation", d("locale", "fr")), 40415, "'insert.collation' is an unknown field"},
+		{"update let not a document", d("update", "c", "updates", bson.A{d("q", bson.D{}, "u", d("$set", d("a", 1)))}, "let", 1), 14, "'update.let' is the wrong type"},
+		{"delete let not a document", d("delete", "c", "deletes", bson.A{d("q", bson.D{}, "limit", 0)}, "let", "x"), 14, "'delete.let' is the wrong type"},
 		{"transaction", d("insert", "c", "documents", bson.A{bson.D{}}, "startTransaction", true), 238, "transactions"},
 		{"delete limit", d("delete", "c", "deletes", bson.A{d("q", bson.D{}, "limit", 2)}), 9, "must be 0 or 1"},
 		{"delete without limit", d("delete", "c", "deletes", bson.A{d("q", bson.D{})}), 40414, "limit"},
@@ -270,7 +271,7 @@ func TestFindAndModify(t *testing.T) {
 		{"both", d("findAndModify", "c", "remove", true, "update", d("$set", d("a", 1))), 9, "both an update and remove"},
 		{"remove new", d("findAndModify", "c", "remove", true, "new", true), 9, "new=true and remove=true"},
 		{"immutable", d("findAndModify", "c", "query", d("_id", 1), "update", d("$set", d("_id", 2))), 66, "_id"},
-		{"collation", d("findAndModify", "c", "remove", true, "collation", d("locale", "en")), 238, "collation"},
+		{"collation without locale", d("findAndModify", "c", "remove", true, "collation", d("strength", 2)), 40414, "collation.locale"},
 	}
 	for _, tc := range errTests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -186,6 +186,9 @@ func (s *scanState) next(b *batch) (bool, error) {
 	var err error
 	s.c.ScanAfter(s.last, func(id store.RecordID, doc bson.Raw) bool {
 		if !s.m.Match(doc) {
+			if err = s.m.Err(); err != nil {
+				return false
+			}
 			s.last = id
 			return true
 		}

@@ -149,7 +149,14 @@
 // them). Write replies have mongod's shape: n, nModified, upserted
 // [{index, _id}] and writeErrors [{index, code, errmsg, keyPattern,
 // keyValue}]; a bad query or update in one statement is that statement's
-// write error, a malformed statement fails the command.
+// write error, a malformed statement fails the command. bulkWrite (admin;
+// ops on any namespaces of nsInfo, ordered, errorsOnly, let,
+// bypassDocumentValidation, retryable with txnNumber) runs each op as a
+// one-statement insert, update or delete and replies with mongod's
+// per-op items ({ok, idx, n, nModified, upserted} or the error) through a
+// cursor on admin.$cmd.bulkWrite, beside nErrors, nInserted, nMatched,
+// nModified, nUpserted and nDeleted; nsInfo's collectionUUID,
+// encryptionInformation and isTimeseriesNamespace are NotImplemented.
 //
 // Reads: find (filter, projection, sort including {$natural: ±1}, skip,
 // limit, batchSize, singleBatch, tailable, awaitData, noCursorTimeout,
@@ -174,18 +181,48 @@
 // cursor.batchSize; $out fills a temporary collection (with the target's
 // indexes) and renames it over the target, so a failed $out leaves the
 // target as it was. $merge (into, on with a unique index, whenMatched
-// replace, keepExisting, merge, fail or a pipeline without variables,
+// replace, keepExisting, merge, fail or a pipeline that reads $$new or
+// the stage's let, evaluated on each source document, and the command's let,
 // whenNotMatched insert, discard or fail) writes document by document as
 // mongod. Both reply with an empty firstBatch and, on a replica-set
 // secondary with a read preference that allows it, write to the set's
 // store as mongod 5.0+ sends the write to the primary.
 //
-// Views: create with viewOn and pipeline (collation only "simple"),
+// Collation: find, count, distinct, aggregate, update and delete
+// statements, findAndModify, bulkWrite ops and create (the collection's
+// default, used by commands without their own) take a collation, parsed
+// as mongod does (missing locale 40414, unknown field 40415, strength
+// outside 0-5 51024, bad locale BadValue) and compared by CLDR's
+// collation tables (golang.org/x/text/collate): locale, strength 1-5,
+// caseLevel, numericOrdering, backwards. It governs filters, sorts,
+// distinct's values, $group keys and its $min, $max and $addToSet,
+// $lookup matches, comparison expressions, the update operators that
+// compare ($min, $max, $addToSet, $pull, $pullAll, $push's $sort) and
+// arrayFilters, and $bucket's boundaries. caseFirst upper/lower, alternate
+// "shifted", locale variants ("@collation=") and $merge under a collation
+// fail with NotImplemented. A
+// unique index with a collation (its own or the collection's) and the
+// _id index of a collection with one compare strings by it. A view's
+// collation is the one its reads use; naming another fails with
+// OptionNotSupportedOnView (167), as does a view on a view of another
+// collation. listIndexes and listCollections show collations with
+// mongod's defaults filled in.
+//
+// let: find, update, delete, findAndModify and bulkWrite take let (reads
+// on views too); $expr works in their filters (at the top level and under
+// $and, $or and $nor; inside $elemMatch it is BadValue, as in mongod) and
+// pipeline updates read the variables.
+//
+// Views: create with viewOn, pipeline and collation,
 // listed with type "view"; find, aggregate, count and distinct run the
 // view's pipeline (and those of the views under it) first; writes fail
 // with CommandNotSupportedOnView (166); collMod changes viewOn and
 // pipeline (a cycle fails with GraphContainsCycle 5, more than 20 stacked
-// views with ViewDepthLimitExceeded 43); drop removes the view.
+// views with ViewDepthLimitExceeded 43); drop removes the view. $lookup
+// and $unionWith (also inside a view's pipeline) read a view as its
+// pipeline's result; views that name each other through them are created
+// (mongod refuses them with GraphContainsCycle) and fail when read with
+// ViewDepthLimitExceeded.
 //
 // Catalog: listDatabases (admin only; filter, nameOnly), listCollections
 // (filter, nameOnly, cursor), listIndexes, createIndexes (unique, sparse,
@@ -240,10 +277,10 @@
 // field."), a wrong type with TypeMismatch, a negative skip, limit or
 // batchSize with 51024. Options mongod has and mongotest does not
 // implement fail with NotImplemented (238) naming them, never silently:
-// collation, let, transactions (startTransaction, autocommit), readConcern
+// transactions (startTransaction, autocommit), readConcern
 // snapshot and atClusterTime, find's min and max, returnKey except on a
 // certain collection scan, showRecordId with a sort, aggregate's explain,
-// $merge's let, time-series and clustered collections.
+// time-series and clustered collections.
 // writeConcern (w, j, wtimeout) and readConcern levels local, available,
 // majority and linearizable are checked and accepted.
 //

@@ -13,7 +13,7 @@ import (
 
 var findArgs = fieldSet("filter", "projection", "sort", "skip", "limit", "batchSize", "singleBatch",
 	"tailable", "awaitData", "noCursorTimeout", "hint", "allowPartialResults", "allowDiskUse",
-	"oplogReplay", "readOnce", "returnKey", "showRecordId", "min", "max", "maxScan", "snapshot")
+	"oplogReplay", "readOnce", "returnKey", "showRecordId", "min", "max", "maxScan", "snapshot", "collation", "let")
 
 // findOpts are the parsed options of find.
 type findOpts struct {
@@ -24,6 +24,7 @@ type findOpts struct {
 	hint                         bson.RawValue
 	returnKey, showRecordID      bool
 	keys                         keyMode // what returnKey returns
+	collation, let               bson.RawValue
 }
 
 // parseFind reads find's options in one pass over the body: this is the
@@ -56,6 +57,10 @@ func parseFind(r *Request) (findOpts, error) {
 			o.awaitData, err = boolValue(v, "awaitData", cmd)
 		case "hint":
 			o.hint = v
+		case "collation":
+			o.collation = v
+		case "let":
+			o.let = v
 		case "returnKey":
 			o.returnKey, err = boolValue(v, "returnKey", cmd)
 		case "showRecordId":
@@ -137,10 +142,14 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err := s.checkRead(r); err != nil {
 		return nil, err
 	}
-	if reply, ok, err := s.findOnView(r, collName, o); ok {
+	env, err := s.newQueryEnv("find", r.DB, collName, o.collation, o.let)
+	if err != nil {
+		return nil, err
+	}
+	if reply, ok, err := s.findOnView(r, collName, o, env); ok {
 		return reply, err
 	}
-	m, err := query.NewMatcher(o.filter)
+	m, err := env.matcher(o.filter)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +163,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		// The _id index answers at most one document: no cursor.
 		var docs []bson.Raw
 		if c := s.store.Collection(r.DB, collName); c != nil {
-			if doc, found := c.FindByID(id); found {
+			if doc, found := c.FindByID(id); found && m.Match(doc) {
 				docs = []bson.Raw{doc}
 			}
 		}
@@ -174,7 +183,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			// mongod answers from the _id index: in _id order.
 			sortSpec = idAscending
 		}
-		if srt, err = query.NewSort(sortSpec); err != nil {
+		if srt, err = env.sort(sortSpec); err != nil {
 			return nil, err
 		}
 	}
@@ -224,7 +233,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	default:
 		if id, ok := m.IDEquality(); ok && o.skip == 0 && !o.tailable && !o.showRecordID && o.keys == keyNone {
 			// The _id index answers at most one document.
-			if doc, found := c.FindByID(id); found {
+			if doc, found := c.FindByID(id); found && m.Match(doc) {
 				if proj != nil {
 					if doc, err = proj.Apply(nil, doc); err != nil {
 						return nil, err
@@ -236,7 +245,7 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		}
 		// The cursor outlives the request, whose bytes the matcher and
 		// projection point into: compile them again from copies.
-		if m, err = query.NewMatcher(append(bson.Raw(nil), o.filter...)); err != nil {
+		if m, err = env.matcher(append(bson.Raw(nil), o.filter...)); err != nil {
 			return nil, err
 		}
 		if proj != nil {
@@ -258,6 +267,9 @@ func sortedMatches(c *store.Collection, m *query.Matcher, srt *query.Sort, rever
 		docs = append(docs, doc)
 		return true
 	})
+	if err := m.Err(); err != nil {
+		return nil, err
+	}
 	if reverse {
 		for i, j := 0, len(docs)-1; i < j; i, j = i+1, j-1 {
 			docs[i], docs[j] = docs[j], docs[i]
@@ -275,7 +287,7 @@ func sortedMatches(c *store.Collection, m *query.Matcher, srt *query.Sort, rever
 	return docs, nil
 }
 
-var countArgs = fieldSet("query", "skip", "limit", "hint", "fields")
+var countArgs = fieldSet("query", "skip", "limit", "hint", "fields", "collation")
 
 func countCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err := checkArgs(r, countArgs); err != nil {
@@ -306,7 +318,11 @@ func countCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err := s.checkRead(r); err != nil {
 		return nil, err
 	}
-	m, err := query.NewMatcher(q)
+	env, err := s.newQueryEnv("count", r.DB, collName, r.Body.Lookup("collation"), bson.RawValue{})
+	if err != nil {
+		return nil, err
+	}
+	m, err := env.matcher(q)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +331,7 @@ func countCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	var n int64
-	if vn, ok, err := s.countOnView(r.DB, collName, q, skip, limit); ok {
+	if vn, ok, err := s.countOnView(r.DB, collName, q, skip, limit, env); ok {
 		if err != nil {
 			return nil, err
 		}
@@ -326,6 +342,9 @@ func countCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			n = int64(c.Count())
 		} else {
 			forEachMatch(c, m, func(bson.Raw) bool { n++; return true })
+			if err := m.Err(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	n = max(n-skip, 0)
@@ -338,7 +357,7 @@ func countCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	return dst, nil
 }
 
-var distinctArgs = fieldSet("key", "query", "hint")
+var distinctArgs = fieldSet("key", "query", "hint", "collation")
 
 func distinctCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err := checkArgs(r, distinctArgs); err != nil {
@@ -366,7 +385,11 @@ func distinctCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err := s.checkRead(r); err != nil {
 		return nil, err
 	}
-	m, err := query.NewMatcher(q)
+	env, err := s.newQueryEnv("distinct", r.DB, collName, r.Body.Lookup("collation"), bson.RawValue{})
+	if err != nil {
+		return nil, err
+	}
+	m, err := env.matcher(q)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +398,7 @@ func distinctCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	var vals []bson.RawValue
-	if vdocs, ok, err := s.viewRead(r.DB, collName, matchStage(q)...); ok {
+	if vdocs, ok, err := s.viewRead(r.DB, collName, env, matchStage(q)...); ok {
 		if err != nil {
 			return nil, err
 		}
@@ -390,13 +413,18 @@ func distinctCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			return true
 		})
 	}
-	// mongod keeps distinct values in a set ordered as it sorts them.
-	sort.SliceStable(vals, func(i, j int) bool { return query.Compare(vals[i], vals[j]) < 0 })
+	if err := m.Err(); err != nil {
+		return nil, err
+	}
+	// mongod keeps distinct values in a set ordered as it sorts them, so
+	// under a collation values it deems equal are one (the first seen).
+	coll := env.collator()
+	sort.SliceStable(vals, func(i, j int) bool { return query.CompareWith(vals[i], vals[j], coll) < 0 })
 	start, dst := bson.AppendDocumentStart(nil)
 	as, dst := bson.AppendArrayElementStart(dst, "values")
 	n := 0
 	for i, v := range vals {
-		if i > 0 && query.Equal(vals[i-1], v) {
+		if i > 0 && query.CompareWith(vals[i-1], v, coll) == 0 {
 			continue
 		}
 		dst = bson.AppendValueElement(dst, bson.ArrayKey(n), v)

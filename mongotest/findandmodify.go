@@ -13,7 +13,7 @@ import (
 )
 
 var famArgs = fieldSet("query", "sort", "remove", "update", "new", "fields", "upsert",
-	"arrayFilters", "bypassDocumentValidation", "hint", "stmtId")
+	"arrayFilters", "bypassDocumentValidation", "hint", "stmtId", "collation", "let")
 
 // famRequest is a parsed findAndModify.
 type famRequest struct {
@@ -27,21 +27,28 @@ type famRequest struct {
 	proj      *query.Projection
 }
 
-func parseFindAndModify(r *Request) (famRequest, error) {
+func (s *Server) parseFindAndModify(r *Request, collName string) (famRequest, error) {
 	var f famRequest
 	var err error
 	cmd := "findAndModify"
 	if f.q, err = docArg(r.Body, "query", cmd); err != nil {
 		return f, err
 	}
-	if f.m, err = query.NewMatcher(f.q); err != nil {
+	env, err := s.newQueryEnv(cmd, r.DB, collName, r.Body.Lookup("collation"), r.Body.Lookup("let"))
+	if err != nil {
+		if s.store.View(r.DB, collName) != nil {
+			return f, errViewWrite(r.DB, collName)
+		}
+		return f, err
+	}
+	if f.m, err = env.matcher(f.q); err != nil {
 		return f, err
 	}
 	sortSpec, err := docArg(r.Body, "sort", cmd)
 	if err != nil {
 		return f, err
 	}
-	if f.sort, err = query.NewSort(sortSpec); err != nil {
+	if f.sort, err = env.sort(sortSpec); err != nil {
 		return f, err
 	}
 	if f.remove, err = boolArg(r.Body, "remove", cmd); err != nil {
@@ -83,7 +90,7 @@ func parseFindAndModify(r *Request) (famRequest, error) {
 		if uv.Type != bson.TypeEmbeddedDocument && uv.Type != bson.TypeArray {
 			return f, newError(mongoerr.TypeMismatch, "BSON field 'findAndModify.update' is the wrong type '%s', expected types '[object, array]'", typeName(uv.Type))
 		}
-		if f.u, err = update.Compile(uv, filters); err != nil {
+		if f.u, err = update.CompileWith(uv, filters, update.Options{Collation: env.collator(), Let: env.let}); err != nil {
 			return f, err
 		}
 	}
@@ -98,7 +105,7 @@ func findAndModifyCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error
 	if err != nil {
 		return nil, err
 	}
-	f, err := parseFindAndModify(r)
+	f, err := s.parseFindAndModify(r, collName)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +232,9 @@ func (s *Server) runFindAndModify(c *store.Collection, f famRequest, val *valida
 				}
 			}
 		}
+	}
+	if err == nil {
+		err = f.m.Err()
 	}
 	if err != nil {
 		return nil, false, err

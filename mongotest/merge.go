@@ -3,6 +3,7 @@ package mongotest
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
@@ -18,6 +19,14 @@ type mergeSpec struct {
 	whenMatched    string   // replace, keepExisting, merge, fail or pipeline
 	pipeline       *agg.Pipeline
 	whenNotMatched string // insert, discard or fail
+	// let are the pipeline's variables, each an expression evaluated
+	// against the source document ({new: "$$ROOT"} unless given).
+	let []mergeVar
+}
+
+type mergeVar struct {
+	name string
+	x    bson.RawValue
 }
 
 // Error codes of $merge that mongoerr does not name.
@@ -55,7 +64,7 @@ func splitMerge(stages []bson.Raw) ([]bson.Raw, bson.RawValue, error) {
 }
 
 // parseMerge parses $merge's argument, as mongod's $merge parser.
-func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
+func parseMerge(v bson.RawValue, db string, cmdLet bson.Raw) (*mergeSpec, error) {
 	m := &mergeSpec{db: db, whenMatched: "merge", whenNotMatched: "insert"}
 	switch v.Type {
 	case bson.TypeString:
@@ -94,7 +103,8 @@ func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
 	default:
 		return nil, newError(codeMergeIntoType, "$merge 'into' field must be either a string or an object, but found %s", typeName(into.Type))
 	}
-	hasLet, letVars := false, false
+	hasLet := false
+	var stages []bson.Raw
 	it := spec.Iter()
 	for it.Next() {
 		val := it.Value()
@@ -109,7 +119,10 @@ func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
 				return nil, newError(mongoerr.TypeMismatch, "BSON field '$merge.let' is the wrong type '%s', expected type 'object'", typeName(val.Type))
 			}
 			hasLet = true
-			letVars = len(val.Document()) > 5
+			li := val.Document().Iter()
+			for li.Next() {
+				m.let = append(m.let, mergeVar{li.Key(), li.Value()})
+			}
 		case "whenMatched":
 			switch val.Type {
 			case bson.TypeString:
@@ -120,7 +133,7 @@ func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
 					return nil, newError(mongoerr.BadValue, "Enumeration value '%s' for field 'whenMatched' is not a valid value.", s)
 				}
 			case bson.TypeArray:
-				var stages []bson.Raw
+				stages = []bson.Raw{}
 				ai := val.Array().Iter()
 				for ai.Next() {
 					st, ok := ai.Value().DocumentOK()
@@ -129,11 +142,7 @@ func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
 					}
 					stages = append(stages, st)
 				}
-				p, err := agg.Compile(stages, agg.Options{DB: db})
-				if err != nil {
-					return nil, err
-				}
-				m.whenMatched, m.pipeline = "pipeline", p
+				m.whenMatched = "pipeline"
 			default:
 				return nil, newError(codeMergeWhenMatched, "$merge 'whenMatched' field must be either a string or an array, but found %s", typeName(val.Type))
 			}
@@ -158,8 +167,19 @@ func parseMerge(v bson.RawValue, db string) (*mergeSpec, error) {
 	if !mergeModeSupported[m.whenMatched+"/"+m.whenNotMatched] {
 		return nil, newError(codeMergeUnsupported, "Combination of $merge modes 'whenMatched: %s' and 'whenNotMatched: %s' is not supported", m.whenMatched, m.whenNotMatched)
 	}
-	if letVars {
-		return nil, newError(mongoerr.NotImplemented, "mongotest does not support the let option of $merge")
+	if stages != nil {
+		if !hasLet {
+			m.let = []mergeVar{{"new", bson.RawValue{Type: bson.TypeString, Value: bson.AppendString(nil, "$$ROOT")}}}
+		}
+		names := make([]string, len(m.let))
+		for i, l := range m.let {
+			names[i] = l.name
+		}
+		p, err := agg.Compile(stages, agg.Options{DB: db, Let: cmdLet, Vars: names})
+		if err != nil {
+			return nil, err
+		}
+		m.pipeline = p
 	}
 	return m, checkMergeTarget(m)
 }
@@ -286,7 +306,15 @@ func (s *Server) runMerge(r *Request, m *mergeSpec, docs []bson.Raw) error {
 		case "merge":
 			newDoc = mergeTop(target, d)
 		case "pipeline":
-			out, err := m.pipeline.Run(func(yield func(bson.Raw) bool) { yield(target) })
+			vars := make(agg.Vars, len(m.let))
+			for _, l := range m.let {
+				v, err := agg.Eval(l.x, d, nil, time.Now())
+				if err != nil {
+					return err
+				}
+				vars[l.name] = v
+			}
+			out, err := m.pipeline.RunWith(func(yield func(bson.Raw) bool) { yield(target) }, vars)
 			if err != nil {
 				return err
 			}

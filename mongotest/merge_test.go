@@ -32,6 +32,11 @@ func TestAggregateMerge(t *testing.T) {
 		{"whenNotMatched fail", []any{d("_id", 1)}, d("into", "t", "whenNotMatched", "fail"), "", 13113},
 		{"pipeline", []any{d("_id", 1, "x", 1)}, d("into", "t", "whenMatched", bson.A{d("$set", d("y", 2))}, "whenNotMatched", "discard"),
 			`[{"_id":1,"x":1,"y":2}]`, 0},
+		{"pipeline $$new", []any{d("_id", 1, "x", 1)}, d("into", "t", "whenMatched", bson.A{d("$set", d("y", "$$new.v"))}, "whenNotMatched", "discard"),
+			`[{"_id":1,"x":1,"y":5}]`, 0},
+		{"pipeline let", []any{d("_id", 1, "x", 1)}, d("into", "t", "let", d("nv", "$v", "k", 10), "whenMatched", bson.A{d("$set", d("y", d("$add", bson.A{"$$nv", "$$k"})))}, "whenNotMatched", "discard"),
+			`[{"_id":1,"x":1,"y":15}]`, 0},
+		{"let hides new", nil, d("into", "t", "let", d("a", 1), "whenMatched", bson.A{d("$set", d("y", "$$new"))}), "", 17276},
 		{"on without unique index", nil, d("into", "t", "on", "v"), "", 51183},
 		{"bad whenMatched", nil, d("into", "t", "whenMatched", "nope"), "", 2},
 		{"bad into", nil, d("into", 1), "", 51178},
@@ -97,4 +102,14 @@ func TestAggregateOutMergeValidation(t *testing.T) {
 	if got := findAll(t, c, "db", "t"); js(t, got) != js(t, `[{"_id":0,"v":3,"g":0},{"_id":1,"v":2,"g":1},{"_id":2,"v":1,"g":2}]`) {
 		t.Errorf("target %s", got)
 	}
+}
+
+// TestAggregateMergeCommandLet: the aggregate command's let is visible in
+// $merge's whenMatched pipeline beside $$new.
+func TestAggregateMergeCommandLet(t *testing.T) {
+	_, c := crudServer(t)
+	c.mustRun("db", d("insert", "src", "documents", bson.A{d("_id", 1, "n", 2)}))
+	c.mustRun("db", d("insert", "t", "documents", bson.A{d("_id", 1, "n", 0)}))
+	c.mustRun("db", d("aggregate", "src", "pipeline", bson.A{d("$merge", d("into", "t", "whenMatched", bson.A{d("$set", d("n", d("$multiply", bson.A{"$$new.n", "$$f"})))}))}, "cursor", bson.D{}, "let", d("f", 10)))
+	expectField(t, c.mustRun("db", d("find", "t")), "cursor.firstBatch", `[{"_id":1,"n":20}]`)
 }

@@ -11,13 +11,27 @@ import (
 
 // viewRead runs stages after the pipeline of view db.name. ok is false
 // when db.name is not a view.
-func (s *Server) viewRead(db, name string, stages ...bson.Raw) (docs []bson.Raw, ok bool, err error) {
+func (s *Server) viewRead(db, name string, env *queryEnv, stages ...bson.Raw) (docs []bson.Raw, ok bool, err error) {
+	return s.viewReadAt(db, name, env, 0, stages...)
+}
+
+// maxViewNesting is mongod's limit on views read through views.
+const maxViewNesting = 20
+
+// viewReadAt is viewRead from within depth other views' pipelines (their
+// $lookup and $unionWith stages), which it passes on so that a cycle
+// through them ends with ViewDepthLimitExceeded.
+func (s *Server) viewReadAt(db, name string, env *queryEnv, depth int, stages ...bson.Raw) (docs []bson.Raw, ok bool, err error) {
 	source, viewStages, isView, err := s.store.ResolveView(db, name)
 	if err != nil || !isView {
 		return nil, isView, err
 	}
 	all := append(append([]bson.Raw(nil), viewStages...), stages...)
-	p, err := agg.Compile(all, agg.Options{DB: db})
+	o := agg.Options{DB: db, Collections: storeCollections{s, depth}}
+	if env != nil {
+		o.Collation, o.Let = env.collator(), env.let
+	}
+	p, err := agg.Compile(all, o)
 	if err != nil {
 		return nil, true, err
 	}
@@ -57,7 +71,7 @@ func intStage(name string, n int64) bson.Raw {
 // findOnView answers find on a view: $match, $sort, $skip, $limit and
 // $project after the view's pipeline. ok is false when collName is not a
 // view.
-func (s *Server) findOnView(r *Request, collName string, o findOpts) (bson.Raw, bool, error) {
+func (s *Server) findOnView(r *Request, collName string, o findOpts, env *queryEnv) (bson.Raw, bool, error) {
 	if s.store.View(r.DB, collName) == nil {
 		return nil, false, nil
 	}
@@ -84,7 +98,7 @@ func (s *Server) findOnView(r *Request, collName string, o findOpts) (bson.Raw, 
 	if len(o.projection) > 5 {
 		stages = append(stages, stage("$project", o.projection))
 	}
-	docs, _, err := s.viewRead(r.DB, collName, stages...)
+	docs, _, err := s.viewRead(r.DB, collName, env, stages...)
 	if err != nil {
 		return nil, true, err
 	}
@@ -101,8 +115,8 @@ func (s *Server) findOnView(r *Request, collName string, o findOpts) (bson.Raw, 
 
 // countOnView is count's number of documents of a view matching q, after
 // skip and limit (0: none).
-func (s *Server) countOnView(db, name string, q bson.Raw, skip, limit int64) (int64, bool, error) {
-	docs, ok, err := s.viewRead(db, name, matchStage(q)...)
+func (s *Server) countOnView(db, name string, q bson.Raw, skip, limit int64, env *queryEnv) (int64, bool, error) {
+	docs, ok, err := s.viewRead(db, name, env, matchStage(q)...)
 	if !ok || err != nil {
 		return 0, ok, err
 	}

@@ -3,6 +3,7 @@ package mongotest
 import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
@@ -33,13 +34,18 @@ func (s *Server) createView(r *Request, name string) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSimpleCollation(r.Body); err != nil {
-		return nil, err
+	var spec bson.Raw
+	if cv, err := r.Body.LookupErr("collation"); err == nil {
+		coll, err := collation.Parse(cv)
+		if err != nil {
+			return nil, err
+		}
+		spec = coll.Spec()
 	}
 	if err := s.checkWrite(r); err != nil {
 		return nil, err
 	}
-	return nil, s.store.CreateView(r.DB, name, viewOn, stages)
+	return nil, s.store.CreateViewWithCollation(r.DB, name, viewOn, stages, spec)
 }
 
 // collModView runs collMod on a view: viewOn and pipeline replace the
@@ -104,23 +110,6 @@ func viewPipelineArg(r *Request, cmd, name string) ([]bson.Raw, bool, error) {
 		return nil, false, err
 	}
 	return stages, true, nil
-}
-
-// checkSimpleCollation accepts a collation option only when it is the
-// simple one ({locale: "simple"}); mongotest compares strings by bytes.
-func checkSimpleCollation(body bson.Raw) error {
-	v, err := body.LookupErr("collation")
-	if err != nil {
-		return nil
-	}
-	d, ok := v.DocumentOK()
-	if !ok {
-		return newError(mongoerr.TypeMismatch, "BSON field 'collation' is the wrong type '%s', expected type 'object'", typeName(v.Type))
-	}
-	if loc, _ := d.Lookup("locale").StringValueOK(); loc == "simple" {
-		return nil
-	}
-	return newError(mongoerr.NotImplemented, "mongotest does not support collations other than simple")
 }
 
 // errViewWrite is mongod's error for a write to a view.

@@ -15,11 +15,11 @@ import (
 
 var (
 	insertArgs = fieldSet("documents", "ordered", "bypassDocumentValidation", "stmtIds", "stmtId")
-	updateArgs = fieldSet("updates", "ordered", "bypassDocumentValidation", "stmtIds", "stmtId")
-	deleteArgs = fieldSet("deletes", "ordered", "stmtIds", "stmtId")
+	updateArgs = fieldSet("updates", "ordered", "bypassDocumentValidation", "stmtIds", "stmtId", "let")
+	deleteArgs = fieldSet("deletes", "ordered", "stmtIds", "stmtId", "let")
 	// The fields of one update or delete statement.
-	updateStmtArgs = fieldSet("q", "u", "upsert", "multi", "arrayFilters", "hint", "upsertSupplied", "sort")
-	deleteStmtArgs = fieldSet("q", "limit", "hint")
+	updateStmtArgs = fieldSet("q", "u", "upsert", "multi", "arrayFilters", "hint", "upsertSupplied", "sort", "collation")
+	deleteStmtArgs = fieldSet("q", "limit", "hint", "collation")
 )
 
 // writePrologue does what every write command starts with: argument and
@@ -160,7 +160,7 @@ type updateStmt struct {
 // parseUpdateStmt checks a statement's fields (a problem fails the whole
 // command, as mongod's parser does) and compiles its query and update (a
 // problem there is that statement's write error).
-func parseUpdateStmt(doc bson.Raw) (st updateStmt, cmdErr, stmtErr error) {
+func parseUpdateStmt(doc bson.Raw, envFor func(collation bson.RawValue) (*queryEnv, error)) (st updateStmt, cmdErr, stmtErr error) {
 	if cmdErr = checkSubArgs(doc, "update.updates", updateStmtArgs); cmdErr != nil {
 		return
 	}
@@ -212,18 +212,22 @@ func parseUpdateStmt(doc bson.Raw) (st updateStmt, cmdErr, stmtErr error) {
 		cmdErr = newError(mongoerr.FailedToParse, "Cannot specify sort with multi=true")
 		return
 	}
-	if st.m, stmtErr = query.NewMatcher(st.q); stmtErr != nil {
+	var env *queryEnv
+	if env, stmtErr = envFor(doc.Lookup("collation")); stmtErr != nil {
+		return
+	}
+	if st.m, stmtErr = env.matcher(st.q); stmtErr != nil {
 		return
 	}
 	if hasSort == nil {
-		if st.sort, stmtErr = query.NewSort(sortSpec); stmtErr != nil {
+		if st.sort, stmtErr = env.sort(sortSpec); stmtErr != nil {
 			return
 		}
 		if st.sort.Empty() {
 			st.sort = nil
 		}
 	}
-	if st.u, stmtErr = update.Compile(u, filters); stmtErr != nil {
+	if st.u, stmtErr = update.CompileWith(u, filters, update.Options{Collation: env.collator(), Let: env.let}); stmtErr != nil {
 		var me *mongoerr.Error
 		if u.Type == bson.TypeArray && errors.As(stmtErr, &me) && me.Code == mongoerr.Location40324 {
 			// mongod lite-parses an update pipeline's stage names
@@ -268,7 +272,7 @@ func arrayFiltersArg(doc bson.Raw, where string) ([]bson.Raw, error) {
 // index.
 func forEachMatch(c *store.Collection, m *query.Matcher, fn func(doc bson.Raw) bool) {
 	if id, ok := m.IDEquality(); ok {
-		if doc, found := c.FindByID(id); found {
+		if doc, found := c.FindByID(id); found && m.Match(doc) {
 			fn(doc)
 		}
 		return
@@ -318,9 +322,7 @@ func validInsert(val *validation, doc bson.Raw) (bson.Raw, error) {
 // applyUpdate runs one update statement on c, checking what it writes
 // against val (nil for none). With undo non-nil, it keeps what it needs to
 // take the write back.
-func applyUpdate(c *store.Collection, st updateStmt, val *validation, now time.Time, undo *undoLog) (stmtResult, error) {
-	var res stmtResult
-	var err error
+func applyUpdate(c *store.Collection, st updateStmt, val *validation, now time.Time, undo *undoLog) (res stmtResult, err error) {
 	visit := func(doc bson.Raw) bool {
 		matched, modified := false, false
 		before, _, merr := c.Modify(doc.Lookup("_id"), func(cur bson.Raw) (bson.Raw, error) {
@@ -356,6 +358,11 @@ func applyUpdate(c *store.Collection, st updateStmt, val *validation, now time.T
 		}
 		return !matched || st.multi
 	}
+	defer func() {
+		if merr := st.m.Err(); merr != nil && err == nil {
+			err = merr
+		}
+	}()
 	if st.sort == nil {
 		forEachMatch(c, st.m, visit)
 	} else {
@@ -422,9 +429,13 @@ func updateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	}
 	parsed := make([]updateStmt, len(stmts))
 	stmtErrs := make([]error, len(stmts))
+	envFor, err := s.writeEnv(r, collName)
+	if err != nil {
+		return nil, err
+	}
 	for i, doc := range stmts {
 		var cmdErr error
-		parsed[i], cmdErr, stmtErrs[i] = parseUpdateStmt(doc)
+		parsed[i], cmdErr, stmtErrs[i] = parseUpdateStmt(doc, envFor)
 		if cmdErr != nil {
 			return nil, cmdErr
 		}
@@ -515,7 +526,7 @@ type deleteStmt struct {
 	multi bool
 }
 
-func parseDeleteStmt(doc bson.Raw) (st deleteStmt, cmdErr, stmtErr error) {
+func parseDeleteStmt(doc bson.Raw, envFor func(collation bson.RawValue) (*queryEnv, error)) (st deleteStmt, cmdErr, stmtErr error) {
 	if cmdErr = checkSubArgs(doc, "delete.deletes", deleteStmtArgs); cmdErr != nil {
 		return
 	}
@@ -540,7 +551,11 @@ func parseDeleteStmt(doc bson.Raw) (st deleteStmt, cmdErr, stmtErr error) {
 		return
 	}
 	st.multi = limit == 0
-	st.m, stmtErr = query.NewMatcher(q)
+	env, stmtErr := envFor(doc.Lookup("collation"))
+	if stmtErr != nil {
+		return
+	}
+	st.m, stmtErr = env.matcher(q)
 	return
 }
 
@@ -568,9 +583,13 @@ func deleteCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	}
 	parsed := make([]deleteStmt, len(stmts))
 	stmtErrs := make([]error, len(stmts))
+	envFor, err := s.writeEnv(r, collName)
+	if err != nil {
+		return nil, err
+	}
 	for i, doc := range stmts {
 		var cmdErr error
-		parsed[i], cmdErr, stmtErrs[i] = parseDeleteStmt(doc)
+		parsed[i], cmdErr, stmtErrs[i] = parseDeleteStmt(doc, envFor)
 		if cmdErr != nil {
 			return nil, cmdErr
 		}
@@ -606,6 +625,13 @@ func deleteCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			undo = &undoLog{c: c}
 		}
 		res := stmtResult{n: applyDelete(c, st, undo)}
+		if err := st.m.Err(); err != nil {
+			errs = append(errs, writeErr{i, err})
+			if ordered {
+				break
+			}
+			continue
+		}
 		if res.n > 0 {
 			if f := s.txnWriteFault(rt); f != nil {
 				if f.failCode != 0 {

@@ -3,6 +3,7 @@ package mongotest
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -88,6 +89,8 @@ func specReqReason(doc bson.Raw) string {
 	for it.Next() {
 		r := it.Value().Document()
 		switch {
+		case versionAbove(r.Lookup("minServerVersion").StringValue(), DefaultVersion):
+			reason = "needs a server at least " + r.Lookup("minServerVersion").StringValue()
 		case r.Lookup("maxServerVersion").StringValue() != "" && r.Lookup("maxServerVersion").StringValue() < "8":
 			reason = "needs a server at most " + r.Lookup("maxServerVersion").StringValue()
 		case r.Lookup("auth").Type == bson.TypeBoolean && r.Lookup("auth").Boolean():
@@ -251,4 +254,26 @@ func writeSpecCommand(name, coll string, args bson.Raw) (bson.D, string) {
 		return d("insert", coll, "documents", args.Lookup("documents")), ""
 	}
 	return nil, ""
+}
+
+// versionAbove reports whether version a ("8.2.0") is above b ("8.0.4"),
+// comparing each dotted number.
+func versionAbove(a, b string) bool {
+	if a == "" {
+		return false
+	}
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) || i < len(pb); i++ {
+		var x, y int
+		if i < len(pa) {
+			x, _ = strconv.Atoi(pa[i])
+		}
+		if i < len(pb) {
+			y, _ = strconv.Atoi(pb[i])
+		}
+		if x != y {
+			return x > y
+		}
+	}
+	return false
 }

@@ -1,17 +1,29 @@
-// Package unified holds the matching engine of the MongoDB unified test
-// format: it decides whether an actual BSON value (a command, a reply, an
-// operation's result, a log message's data) matches an expected value
-// written in a spec test file, with the format's special operators
-// ($$exists, $$type, $$unsetOrMatches, $$matchesEntity, $$matchesHexBytes,
-// $$sessionLsid, $$lte, $$matchAsDocument, $$matchAsRoot), flexible numeric
-// comparison and the root-versus-nested rule for extra fields. A mismatch is
-// a *MismatchError naming the path of the first value that differs; a
-// malformed expectation (an unknown operator, bad hex, an undefined entity)
-// is an *InvalidTestError. MatchError applies an expectedError object to an
-// error's observable parts.
+// Package unified runs MongoDB unified-format spec tests against the
+// driver, through its public API only (driver.Connect, Client,
+// Database, Collection, Cursor, the driver/event monitors and a
+// driver/logging handler).
 //
-// What is not here yet: the runner itself (entity creation, operations,
-// event and log collection, runOnRequirements). The partial runners in
-// driver/*_spec_test.go still carry their own matchers; they can switch to
-// Match by converting their values to BSON (ParseValue reads Extended JSON).
+// The matching engine decides whether an actual BSON value (a command, a
+// reply, an operation's result, a log message's data) matches an expected
+// value written in a spec test file, with the format's special operators
+// ($$exists, $$type, $$unsetOrMatches, $$matchesEntity, $$matchesHexBytes,
+// $$sessionLsid, $$lte, $$matchAsDocument, $$matchAsRoot), flexible
+// numeric comparison and the root-versus-nested rule for extra fields. A
+// mismatch is a *MismatchError naming the path of the first value that
+// differs; a malformed expectation is an *InvalidTestError. MatchError
+// applies an expectedError object to an error's observable parts.
+//
+// The runner (Runner) loads a file (schemaVersion up to SchemaVersion,
+// major version 1), and runs each test on a fresh Deployment from its
+// Provider (package mongotestdeploy plays them with mongotest): it checks
+// runOnRequirements against the server (buildInfo, the topology the
+// client discovers, connectionStatus, getParameter), sets up initialData,
+// creates the entities, runs the operations, then checks expectEvents,
+// expectLogMessages and outcome. Entity operations are a registry keyed
+// by entity kind and name, one function each in ops_<kind>.go; the
+// special operations are in ops_testrunner.go. A test that needs a
+// driver feature that does not exist yet (sessions, GridFS, change
+// streams, client-side encryption, an operation without a driver method)
+// is skipped with the reason, never passed; a server feature the
+// deployment lacks (GapReporter) skips it too.
 package unified

@@ -539,3 +539,48 @@ func checkRun(t *testing.T, p *Pipeline, err error, input, want string, code int
 		t.Fatalf("got  %s\nwant %s", g, w)
 	}
 }
+
+func TestMatchNestedExpr(t *testing.T) {
+	docs := []bson.Raw{parseDoc(t, `{"_id": 1, "a": 1, "b": 5}`), parseDoc(t, `{"_id": 2, "a": 7, "b": 5}`), parseDoc(t, `{"_id": 3, "a": 9, "b": 1}`)}
+	for _, tc := range []struct {
+		name, pipeline, want string
+		code                 int32
+	}{
+		{"in $or", `[{"$match": {"$or": [{"$expr": {"$gt": ["$a", "$b"]}}, {"_id": 1}]}}]`, `[{"_id": 1, "a": 1, "b": 5}, {"_id": 2, "a": 7, "b": 5}, {"_id": 3, "a": 9, "b": 1}]`, 0},
+		{"in $and with a field", `[{"$match": {"$and": [{"$expr": {"$gt": ["$a", "$b"]}}, {"b": 5}]}}]`, `[{"_id": 2, "a": 7, "b": 5}]`, 0},
+		{"undefined variable in $nor", `[{"$match": {"$nor": [{"$expr": {"$eq": ["$a", "$$zz"]}}]}}]`, ``, 17276},
+		{"eval error", `[{"$match": {"$or": [{"$expr": {"$divide": ["$a", 0]}}]}}]`, ``, 16608},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stages []bson.Raw
+			for _, v := range arrayValues(docValue(parseDoc(t, `{"p": `+tc.pipeline+`}`).Lookup("p").Value)) {
+				stages = append(stages, v.Document())
+			}
+			p, err := Compile(stages, Options{})
+			var got []bson.Raw
+			if err == nil {
+				got, err = p.Run(feed(docs))
+			}
+			if tc.code != 0 {
+				if me := mongoerr.As(errOrNil(err)); err == nil || me.Code != tc.code {
+					t.Fatalf("got %v, want code %d", err, tc.code)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := canonical(t, got), canonical(t, docsOf(t, tc.want)); g != w {
+				t.Errorf("got %s, want %s", g, w)
+			}
+		})
+	}
+}
+
+func docsOf(t *testing.T, js string) []bson.Raw {
+	var out []bson.Raw
+	for _, v := range arrayValues(parseDoc(t, `{"d": `+js+`}`).Lookup("d")) {
+		out = append(out, v.Document())
+	}
+	return out
+}

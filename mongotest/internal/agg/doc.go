@@ -2,7 +2,8 @@
 // stages of an aggregate command, checking each up front as mongod does,
 // and runs them over a stream of bson.Raw documents.
 //
-// Supported stages: $match (a query filter, plus a top-level $expr),
+// Supported stages: $match (a query filter, with $expr at its top level
+// or under $and, $or and $nor),
 // $project, $addFields and $set, $unset, $group, $sort, $skip, $limit,
 // $count, $unwind, $replaceRoot, $replaceWith, $lookup (equality,
 // pipeline and both), $facet, $unionWith, $sortByCount, $bucket and $out.
@@ -21,7 +22,8 @@
 // $strLenCP, $size $arrayElemAt $in $isArray, $type $toString $toInt
 // $toLong $toDouble $toBool, $getField $setField $unsetField (for field
 // names with '.' or a leading '$'; 'field' must be a constant string, as
-// mongod 8.0 requires). Accumulators: $sum $avg $min $max $push
+// mongod 8.0 requires). ExprFilter compiles a find, update or delete
+// filter's $expr with that command's let. Accumulators: $sum $avg $min $max $push
 // $addToSet $first $last $count. Other operators and accumulators mongod
 // has fail with NotImplemented; names mongod does not know fail as mongod
 // fails them (InvalidPipelineOperator, or 15952 in $group).
@@ -34,11 +36,14 @@
 //     non-integral Decimal128 does not share a group with an equal double.
 //   - $toString formats doubles with Go's shortest representation, which
 //     can differ from mongod's for very large or small magnitudes.
-//   - $expr in $match works only at the top level of the filter, not
-//     inside $and, $or or $nor.
-//   - $lookup reads only collections in the aggregate's database, not
-//     views, and not other databases ({from: {db, coll}}); $lookup and
-//     $unionWith see the collection's state as they start.
-//   - Collation and the 100 MB memory limits of $group and $sort are not
-//     implemented; every document is still held to mongod's 16 MiB limit.
+//   - $lookup reads only the aggregate's database, not other databases
+//     ({from: {db, coll}} is NotImplemented); $lookup and $unionWith see
+//     the collection's state as they start. Whether a name is a view is
+//     Options.Collections' business (mongotest reads a view as its
+//     pipeline's result).
+//   - Options.Collation applies to $match, $sort, $group's (and
+//     $sortByCount's) keys and its $min, $max and $addToSet, $bucket's
+//     boundaries, $lookup's matches and the comparison expressions.
+//   - The 100 MB memory limits of $group and $sort are not implemented;
+//     every document is still held to mongod's 16 MiB limit.
 package agg

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+	"github.com/mongoscope/mongoscope/mongotest/internal/query"
 )
 
 // env is what an expression is evaluated against: the current document
@@ -15,12 +16,16 @@ type env struct {
 	vars  map[string]bson.RawValue // user variables: let, $lookup's let
 	colls Collections              // other collections, for $lookup and $unionWith
 	db    string
+	coll  query.Collator // the collation comparisons use; nil is simple
 }
+
+// compare orders two values by e's collation.
+func (e *env) compare(a, b bson.RawValue) int { return query.CompareWith(a, b, e.coll) }
 
 // sub is an environment for a sub-pipeline: the same clock, collections
 // and database, with vars as its variables.
 func (e *env) sub(vars map[string]bson.RawValue) *env {
-	return &env{now: e.now, vars: vars, colls: e.colls, db: e.db}
+	return &env{now: e.now, vars: vars, colls: e.colls, db: e.db, coll: e.coll}
 }
 
 // varExpr is "$$name" or "$$name.a.b" for a user variable.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+	"github.com/mongoscope/mongoscope/mongotest/internal/query"
 )
 
 // group is a compiled $group stage.
@@ -138,12 +139,16 @@ func (g *group) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
 		if isMissing(id) {
 			id = nullValue
 		}
-		key = groupKey(key[:0], id)
+		key = groupKeyWith(key[:0], id, sortKeyer(e.coll))
 		st := index[string(key)]
 		if st == nil {
 			st = &groupState{id: id}
 			for _, a := range g.accs {
-				st.accs = append(st.accs, accumulators[a.op]())
+				acc := accumulators[a.op]()
+				if c, ok := acc.(interface{ setCollation(query.Collator) }); ok && e.coll != nil {
+					c.setCollation(e.coll)
+				}
+				st.accs = append(st.accs, acc)
 			}
 			index[string(key)] = st
 			groups = append(groups, st)
@@ -260,13 +265,17 @@ func (s *sumAcc) result() (bson.RawValue, error) {
 type minMaxAcc struct {
 	sign int
 	best bson.RawValue
+	coll query.Collator // set by the group from its run's collation
 }
+
+// setCollation makes the accumulator compare strings by coll.
+func (m *minMaxAcc) setCollation(coll query.Collator) { m.coll = coll }
 
 func (m *minMaxAcc) add(v bson.RawValue) error {
 	if nullish(v) {
 		return nil
 	}
-	if isMissing(m.best) || compare(v, m.best)*m.sign > 0 {
+	if isMissing(m.best) || query.CompareWith(v, m.best, m.coll)*m.sign > 0 {
 		m.best = v
 	}
 	return nil
@@ -284,14 +293,18 @@ type pushAcc struct {
 	vals []bson.RawValue
 	size int
 	set  map[string]bool
+	coll SortKeyer // $addToSet: strings it deems equal are one
 }
+
+// setCollation makes $addToSet treat strings coll deems equal as one.
+func (p *pushAcc) setCollation(coll query.Collator) { p.coll = sortKeyer(coll) }
 
 func (p *pushAcc) add(v bson.RawValue) error {
 	if isMissing(v) {
 		return nil
 	}
 	if p.set != nil {
-		k := string(groupKey(nil, v))
+		k := string(groupKeyWith(nil, v, p.coll))
 		if p.set[k] {
 			return nil
 		}

@@ -65,6 +65,9 @@ type Vars map[string]bson.RawValue
 // EvalLet evaluates a command's let option (each value an expression
 // evaluated against no document), with now as $$NOW.
 func EvalLet(let bson.Raw, now time.Time) (Vars, error) {
+	if let == nil {
+		return nil, nil
+	}
 	lv, err := compileLet(let)
 	if err != nil {
 		return nil, err
@@ -138,15 +141,16 @@ func subPipeline(v bson.RawValue, o Options, within string) ([]stage, error) {
 }
 
 // scan reads db.coll through e's collections.
-func (e *env) scan(db, coll string) []bson.Raw {
+func (e *env) scan(db, coll string) ([]bson.Raw, error) {
 	var docs []bson.Raw
 	if e.colls != nil {
-		e.colls.Scan(db, coll, func(d bson.Raw) bool {
+		err := e.colls.Scan(db, coll, func(d bson.Raw) bool {
 			docs = append(docs, d)
 			return true
 		})
+		return docs, err
 	}
-	return docs
+	return docs, nil
 }
 
 // lookupStage is $lookup: the equality form (localField, foreignField),
@@ -337,7 +341,10 @@ func equalityFilter(foreign string, vals []bson.RawValue) (bson.Raw, error) {
 }
 
 func (l *lookupStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
-	foreign := e.scan(l.db, l.from)
+	foreign, err := e.scan(l.db, l.from)
+	if err != nil {
+		return nil, err
+	}
 	vars := e.vars
 	out := make([]bson.Raw, 0, len(docs))
 	for _, d := range docs {
@@ -347,7 +354,7 @@ func (l *lookupStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
 			if err != nil {
 				return nil, err
 			}
-			m, err := query.NewMatcher(f)
+			m, err := query.NewMatcherWith(f, query.Options{Collator: e.coll})
 			if err != nil {
 				return nil, err
 			}
@@ -506,7 +513,11 @@ func parseUnionWith(spec bson.RawValue, o Options) (stage, error) {
 }
 
 func (u *unionWithStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
-	other, err := runStages(e.sub(e.vars), u.pipeline, e.scan(u.db, u.coll))
+	input, err := e.scan(u.db, u.coll)
+	if err != nil {
+		return nil, err
+	}
+	other, err := runStages(e.sub(e.vars), u.pipeline, input)
 	if err != nil {
 		return nil, err
 	}
@@ -525,14 +536,14 @@ func (p pairStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
 	return p.b.run(e, docs)
 }
 
-func sortBy(field string, dir int32) (stage, error) {
+func sortBy(field string, dir int32, coll query.Collator) (stage, error) {
 	s, b := bson.AppendDocumentStart(nil)
 	b = bson.AppendValueElement(b, field, int32Value(dir))
 	d, err := endDoc(b, s)
 	if err != nil {
 		return nil, err
 	}
-	srt, err := query.NewSort(d)
+	srt, err := query.NewSortWith(d, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -561,7 +572,7 @@ func parseSortByCount(spec bson.RawValue) (stage, error) {
 		return nil, err
 	}
 	g := &group{id: id, accs: []accSpec{{field: "count", op: "$sum", arg: literalExpr{int32Value(1)}}}}
-	s, err := sortBy("count", -1)
+	s, err := sortBy("count", -1, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -585,7 +596,7 @@ func (b bucketID) eval(e *env) (bson.RawValue, error) {
 		v = nullValue
 	}
 	for i := 1; i < len(b.boundaries); i++ {
-		if compare(v, b.boundaries[i-1]) >= 0 && compare(v, b.boundaries[i]) < 0 {
+		if e.compare(v, b.boundaries[i-1]) >= 0 && e.compare(v, b.boundaries[i]) < 0 {
 			return b.boundaries[i-1], nil
 		}
 	}
@@ -653,7 +664,8 @@ func hasPathOrVar(v bson.RawValue) bool {
 	return false
 }
 
-func parseBucket(spec bson.RawValue) (stage, error) {
+func parseBucket(spec bson.RawValue, coll query.Collator) (stage, error) {
+	compare := func(a, b bson.RawValue) int { return query.CompareWith(a, b, coll) }
 	if spec.Type != bson.TypeEmbeddedDocument {
 		return nil, mongoerr.New(40201, "Argument to $bucket stage must be an object, but found type: %s.", typeName(spec))
 	}
@@ -758,7 +770,7 @@ func parseBucket(spec bson.RawValue) (stage, error) {
 		return nil, err
 	}
 	g.id = id
-	srt, err := sortBy("_id", 1)
+	srt, err := sortBy("_id", 1, coll)
 	if err != nil {
 		return nil, err
 	}

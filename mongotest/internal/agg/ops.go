@@ -89,15 +89,15 @@ func init() {
 		$asin $asinh $atan $atan2 $atanh $avg $binarySize $bsonSize $ceil $concatArrays $convert
 		$cos $cosh $dateAdd $dateDiff $dateFromParts $dateFromString $dateSubtract $dateToParts
 		$dateToString $dateTrunc $dayOfMonth $dayOfWeek $dayOfYear $degreesToRadians $exp $filter
-		$first $firstN $floor $function $getField $hour $indexOfArray $indexOfBytes $indexOfCP
+		$first $firstN $floor $function $hour $indexOfArray $indexOfBytes $indexOfCP
 		$isNumber $isoDayOfWeek $isoWeek $isoWeekYear $last $lastN $ln $log $log10 $ltrim
 		$map $max $maxN $meta $median $mergeObjects $millisecond $min $minN $minute $month
 		$objectToArray $percentile $pow $radiansToDegrees $range $reduce $regexFind
 		$regexFindAll $regexMatch $replaceAll $replaceOne $reverseArray $round $rtrim $second
-		$setDifference $setEquals $setField $setIntersection $setIsSubset $setUnion $sin $sinh
+		$setDifference $setEquals $setIntersection $setIsSubset $setUnion $sin $sinh
 		$slice $sortArray $split $sqrt $stdDevPop $stdDevSamp $strcasecmp $strLenBytes $substr
 		$substrBytes $sum $switch $tan $tanh $toDate $toDecimal $toObjectId $trim $trunc
-		$tsIncrement $tsSecond $unsetField $week $year $zip`) {
+		$tsIncrement $tsSecond $week $year $zip`) {
 		unsupportedOperators[n] = true
 	}
 }
@@ -422,7 +422,7 @@ func cmpOp(ok func(int) bool) opFunc {
 		if err != nil {
 			return missing, err
 		}
-		return boolValue(ok(compare(vals[0], vals[1]))), nil
+		return boolValue(ok(e.compare(vals[0], vals[1]))), nil
 	}
 }
 
@@ -431,7 +431,7 @@ func opCmp(o *opExpr, e *env) (bson.RawValue, error) {
 	if err != nil {
 		return missing, err
 	}
-	return int32Value(int32(compare(vals[0], vals[1]))), nil
+	return int32Value(int32(e.compare(vals[0], vals[1]))), nil
 }
 
 func opAnd(o *opExpr, e *env) (bson.RawValue, error) {
@@ -733,7 +733,7 @@ func opIn(o *opExpr, e *env) (bson.RawValue, error) {
 		return missing, mongoerr.New(40081, "$in requires an array as a second argument, found: %s", typeName(vals[1]))
 	}
 	for _, el := range arrayValues(vals[1]) {
-		if compare(vals[0], el) == 0 {
+		if e.compare(vals[0], el) == 0 {
 			return boolValue(true), nil
 		}
 	}

@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"bytes"
 	"math"
 	"sort"
 	"strings"
@@ -31,13 +32,23 @@ type Options struct {
 	// Collections reads the other collections $lookup and $unionWith
 	// name; with nil, those stages see every collection empty.
 	Collections Collections
+	// Collation compares strings in $match, $sort and the comparison
+	// expressions ($eq, $lt, $cmp, $in, ...); nil is the simple
+	// collation. Stages and expressions that would also need it and do
+	// not have it ($group keys, set expressions, ...) fail to compile with
+	// NotImplemented when it is set.
+	Collation query.Collator
+	// Vars names variables the caller supplies to each RunWith (such as
+	// $merge's $$new); stages may read them as $$name.
+	Vars []string
 }
 
 // Collections is how a pipeline reads a collection other than its input.
 type Collections interface {
 	// Scan yields the documents of db.coll (none when it does not exist)
 	// until yield returns false.
-	Scan(db, coll string, yield func(bson.Raw) bool)
+	// The error is the view's pipeline's when db.coll is a view.
+	Scan(db, coll string, yield func(bson.Raw) bool) error
 }
 
 // Pipeline is a compiled aggregation pipeline. It holds no per-run state,
@@ -76,6 +87,13 @@ var knownUnsupported = map[string]bool{
 // parse errors otherwise.
 func Compile(stages []bson.Raw, o Options) (*Pipeline, error) {
 	p := &Pipeline{opts: o}
+	if o.Collation != nil {
+		for _, raw := range stages {
+			if err := checkCollated(docValue(raw)); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if o.Let != nil {
 		let, err := compileLet(o.Let)
 		if err != nil {
@@ -94,6 +112,9 @@ func Compile(stages []bson.Raw, o Options) (*Pipeline, error) {
 	defined := map[string]bool{}
 	for _, l := range p.let {
 		defined[l.name] = true
+	}
+	for _, name := range o.Vars {
+		defined[name] = true
 	}
 	for _, raw := range stages {
 		if err := checkDefined(docValue(raw), defined); err != nil {
@@ -149,7 +170,7 @@ func compileStage(name string, spec bson.RawValue, o Options) (stage, error) {
 		if spec.Type != bson.TypeEmbeddedDocument {
 			return nil, mongoerr.New(15959, "the match filter must be an expression in an object")
 		}
-		return parseMatch(bson.Raw(spec.Value))
+		return parseMatch(bson.Raw(spec.Value), o.Collation)
 	case "$project":
 		if spec.Type != bson.TypeEmbeddedDocument {
 			return nil, mongoerr.New(15969, "$project specification must be an object")
@@ -187,7 +208,7 @@ func compileStage(name string, spec bson.RawValue, o Options) (stage, error) {
 		if isEmptyDoc(bson.Raw(spec.Value)) {
 			return nil, mongoerr.New(15976, "$sort stage must have at least one sort key")
 		}
-		s, err := query.NewSort(bson.Raw(spec.Value))
+		s, err := query.NewSortWith(bson.Raw(spec.Value), o.Collation)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +232,7 @@ func compileStage(name string, spec bson.RawValue, o Options) (stage, error) {
 	case "$sortByCount":
 		return parseSortByCount(spec)
 	case "$bucket":
-		return parseBucket(spec)
+		return parseBucket(spec, o.Collation)
 	}
 	if knownUnsupported[name] {
 		return nil, mongoerr.New(mongoerr.NotImplemented, "the %s stage is not supported by mongotest", name)
@@ -227,17 +248,33 @@ func (p *Pipeline) HasOut() bool { return p.out != nil }
 // the results; with $out it writes them through Options.Out and returns
 // none. Returned documents may share memory with the input documents.
 func (p *Pipeline) Run(input func(yield func(bson.Raw) bool)) ([]bson.Raw, error) {
+	return p.RunWith(input, nil)
+}
+
+// RunWith is Run with vars, the values of the variables Options.Vars
+// names, set beside the let option's.
+func (p *Pipeline) RunWith(input func(yield func(bson.Raw) bool), vars Vars) ([]bson.Raw, error) {
 	now := p.opts.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	e := &env{now: now.UnixMilli(), colls: p.opts.Collections, db: p.opts.DB}
+	e := &env{now: now.UnixMilli(), colls: p.opts.Collections, db: p.opts.DB, coll: p.opts.Collation}
 	if p.let != nil {
 		vars, err := evalLet(e, p.let, nil)
 		if err != nil {
 			return nil, err
 		}
 		e.vars = vars
+	}
+	if len(vars) > 0 {
+		all := make(map[string]bson.RawValue, len(e.vars)+len(vars))
+		for k, v := range e.vars {
+			all[k] = v
+		}
+		for k, v := range vars {
+			all[k] = v
+		}
+		e.vars = all
 	}
 	var docs []bson.Raw
 	if input != nil {
@@ -269,57 +306,70 @@ func runStages(e *env, stages []stage, docs []bson.Raw) ([]bson.Raw, error) {
 	return docs, nil
 }
 
-// matchStage is $match: a query filter, and a top-level $expr evaluated
-// with this package's expressions (the query package has none).
+// matchStage is $match: a query filter, its $expr (wherever $and, $or and
+// $nor put it) evaluated with this package's expressions.
 type matchStage struct {
-	m    *query.Matcher
-	expr expr // nil when the filter has no top-level $expr
+	m      *query.Matcher // nil when the filter has $expr: compiled per run, with the run's variables
+	filter bson.Raw
+	coll   query.Collator
 }
 
-func parseMatch(filter bson.Raw) (stage, error) {
-	s := &matchStage{}
-	if v, err := filter.LookupErr("$expr"); err == nil {
-		x, err := compileExpr(v)
+func parseMatch(filter bson.Raw, coll query.Collator) (stage, error) {
+	s := &matchStage{filter: filter, coll: coll}
+	if !bytes.Contains(filter, []byte("$expr")) {
+		m, err := query.NewMatcherWith(filter, query.Options{Collator: coll})
 		if err != nil {
 			return nil, err
 		}
-		s.expr = x
-		start, rest := bson.AppendDocumentStart(nil)
-		it := filter.Iter()
-		for it.Next() {
-			if it.Key() != "$expr" {
-				rest = append(rest, it.Element()...)
-			}
-		}
-		if filter, err = bson.AppendDocumentEnd(rest, start); err != nil {
-			return nil, tooLarge(err)
-		}
+		s.m = m
+		return s, nil
 	}
-	m, err := query.NewMatcher(filter)
-	if err != nil {
+	// Compiled now for its errors, as mongod parses before running.
+	if _, err := s.compile(nil); err != nil {
 		return nil, err
 	}
-	s.m = m
 	return s, nil
 }
 
+// compile compiles the filter with its $expr evaluated in e (its
+// variables, clock and collations) on each document.
+func (s *matchStage) compile(e *env) (*query.Matcher, error) {
+	return query.NewMatcherWith(s.filter, query.Options{Collator: s.coll, Expr: func(operand bson.RawValue) (func(bson.Raw) (bool, error), error) {
+		x, err := compileExpr(operand)
+		if err != nil {
+			return nil, err
+		}
+		return func(doc bson.Raw) (bool, error) {
+			if e == nil {
+				return false, nil
+			}
+			sub := *e
+			sub.root = doc
+			v, err := x.eval(&sub)
+			if err != nil {
+				return false, err
+			}
+			return truthy(v), nil
+		}, nil
+	}})
+}
+
 func (s *matchStage) run(e *env, docs []bson.Raw) ([]bson.Raw, error) {
+	m := s.m
+	if m == nil {
+		var err error
+		if m, err = s.compile(e); err != nil {
+			return nil, err
+		}
+	}
 	out := docs[:0:0]
 	for _, d := range docs {
-		if !s.m.Match(d) {
-			continue
+		if m.Match(d) {
+			out = append(out, d)
 		}
-		if s.expr != nil {
-			e.root = d
-			v, err := s.expr.eval(e)
-			if err != nil {
-				return nil, err
-			}
-			if !truthy(v) {
-				continue
-			}
-		}
-		out = append(out, d)
+	}
+	if err := m.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -9,7 +9,9 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 	"github.com/mongoscope/mongoscope/internal/spectest/unified"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+	"github.com/mongoscope/mongoscope/mongotest/internal/query"
 )
 
 // TestCRUDSpecAggregate evaluates the CRUD unified tests' collection
@@ -121,9 +123,6 @@ func unevaluable(tc bson.Raw, colls map[string]string) string {
 			return "database-level aggregate"
 		}
 		args := op.Lookup("arguments").Document()
-		if _, err := args.LookupErr("collation"); err == nil {
-			return "the collation option is not implemented"
-		}
 		if _, err := op.LookupErr("expectError"); err == nil {
 			return "expects a server error"
 		}
@@ -175,7 +174,17 @@ func runSpecCase(t *testing.T, tc bson.Raw, colls map[string]string, initial map
 		ns := colls[op.Lookup("object").StringValue()]
 		db, _, _ := strings.Cut(ns, ".")
 		let, _ := op.Lookup("arguments", "let").DocumentOK()
-		p, err := Compile(pipelineOf(op), Options{DB: db, Let: let, Collections: mapCollections(state), Out: func(db, coll string, docs []bson.Raw) error {
+		var coll query.Collator
+		if cv, err := op.Lookup("arguments").Document().LookupErr("collation"); err == nil {
+			c, err := collation.Parse(cv)
+			if err != nil {
+				t.Fatalf("collation: %v", err)
+			}
+			if c != nil {
+				coll = c
+			}
+		}
+		p, err := Compile(pipelineOf(op), Options{DB: db, Let: let, Collation: coll, Collections: mapCollections(state), Out: func(db, coll string, docs []bson.Raw) error {
 			state[db+"."+coll] = docs
 			return nil
 		}})
@@ -225,10 +234,11 @@ func runSpecCase(t *testing.T, tc bson.Raw, colls map[string]string, initial map
 // mapCollections reads collections from a map of namespace to documents.
 type mapCollections map[string][]bson.Raw
 
-func (m mapCollections) Scan(db, coll string, yield func(bson.Raw) bool) {
+func (m mapCollections) Scan(db, coll string, yield func(bson.Raw) bool) error {
 	for _, d := range m[db+"."+coll] {
 		if !yield(d) {
-			return
+			return nil
 		}
 	}
+	return nil
 }

@@ -150,7 +150,23 @@ func arrayValues(v bson.RawValue) []bson.RawValue {
 // query.Equal says they are, so it can key a map: numbers of any type
 // with the same value share a key, and documents and arrays are keyed
 // element by element.
-func groupKey(dst []byte, v bson.RawValue) []byte {
+func groupKey(dst []byte, v bson.RawValue) []byte { return groupKeyWith(dst, v, nil) }
+
+// SortKeyer is a collation that can give a string's sort key: two strings
+// have equal keys exactly when the collation deems them equal.
+type SortKeyer interface {
+	SortKey(s string) []byte
+}
+
+// sortKeyer is the SortKeyer of a collator, or nil.
+func sortKeyer(c query.Collator) SortKeyer {
+	k, _ := c.(SortKeyer)
+	return k
+}
+
+// groupKeyWith is groupKey with strings keyed by coll's sort keys (nil:
+// by their bytes), so strings the collation deems equal group together.
+func groupKeyWith(dst []byte, v bson.RawValue, coll SortKeyer) []byte {
 	switch v.Type {
 	case 0, bson.TypeNull, bson.TypeUndefined:
 		// $group puts missing and null under one null _id; callers turn
@@ -164,6 +180,9 @@ func groupKey(dst []byte, v bson.RawValue) []byte {
 		return numberKey(dst, v)
 	case bson.TypeString, bson.TypeSymbol:
 		s := stringBytes(v.Value)
+		if coll != nil {
+			s = coll.SortKey(string(s))
+		}
 		dst = append(dst, 's')
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(s)))
 		return append(dst, s...)
@@ -176,7 +195,7 @@ func groupKey(dst []byte, v bson.RawValue) []byte {
 				dst = binary.LittleEndian.AppendUint32(dst, uint32(len(k)))
 				dst = append(dst, k...)
 			}
-			dst = groupKey(dst, it.Value())
+			dst = groupKeyWith(dst, it.Value(), coll)
 		}
 		return append(dst, 0xff)
 	}

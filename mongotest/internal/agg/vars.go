@@ -37,9 +37,7 @@ func checkDefined(v bson.RawValue, defined map[string]bool) error {
 			switch k {
 			case "$literal":
 			case "$match":
-				if x, e := lookupDoc(val, "$expr"); e {
-					err = checkDefined(x, defined)
-				}
+				err = checkFilterDefined(val, defined)
 			case "$lookup", "$let":
 				err = checkBinder(k, val, defined)
 			default:
@@ -84,6 +82,30 @@ func checkBinder(op string, v bson.RawValue, defined map[string]bool) error {
 	}
 	if body, ok := lookupDoc(v, bodyKey); ok {
 		return checkDefined(body, inner)
+	}
+	return nil
+}
+
+// checkFilterDefined is checkDefined for a query filter: its $expr
+// operands, at the top level or under $and, $or and $nor, are expressions.
+func checkFilterDefined(filter bson.RawValue, defined map[string]bool) error {
+	if filter.Type != bson.TypeEmbeddedDocument {
+		return nil
+	}
+	it := bson.Raw(filter.Value).Iter()
+	for it.Next() {
+		switch it.Key() {
+		case "$expr":
+			if err := checkDefined(it.Value(), defined); err != nil {
+				return err
+			}
+		case "$and", "$or", "$nor":
+			for _, sub := range arrayValues(it.Value()) {
+				if err := checkFilterDefined(sub, defined); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }

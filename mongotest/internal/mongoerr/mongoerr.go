@@ -71,6 +71,7 @@ const (
 	NoSuchTransaction               = 251
 	StaleConfig                     = 13388
 	ReauthenticationRequired        = 391
+	IncompatibleCollationVersion    = 161
 	CannotCreateIndex               = 67
 	InvalidIndexSpecificationOption = 197
 )
@@ -91,7 +92,7 @@ var names = map[int32]string{
 	NotWritablePrimary: "NotWritablePrimary", NotPrimaryNoSecondaryOk: "NotPrimaryNoSecondaryOk",
 	NotPrimaryOrSecondary: "NotPrimaryOrSecondary", PrimarySteppedDown: "PrimarySteppedDown",
 	ShutdownInProgress: "ShutdownInProgress", HostNotFound: "HostNotFound", HostUnreachable: "HostUnreachable",
-	SocketException: "SocketException", DuplicateKey: "DuplicateKey", Location40324: "Location40324",
+	SocketException: "SocketException", DuplicateKey: "DuplicateKey", Location40324: "Location40324", IncompatibleCollationVersion: "IncompatibleCollationVersion",
 	Location15998: "Location15998", Location31254: "Location31254", FailedToParse: "FailedToParse",
 	UnknownError: "UnknownError", Overflow: "Overflow", InvalidLength: "InvalidLength",
 	ExceededTimeLimit: "ExceededTimeLimit", TransactionTooOld: "TransactionTooOld",

@@ -88,7 +88,17 @@ func bracket(t bson.Type) int {
 // element (type bracket, then name, then value), arrays element by element,
 // binary data by length, then subtype, then bytes. It returns -1, 0 or 1
 // and does not allocate except to compare decimal128 values.
-func Compare(a, b bson.RawValue) int {
+func Compare(a, b bson.RawValue) int { return CompareWith(a, b, nil) }
+
+// Collator compares strings by a collation. A nil Collator is mongod's
+// simple collation: strings compare by their bytes.
+type Collator interface {
+	CompareString(a, b string) int
+}
+
+// CompareWith is Compare with strings (and symbols), also those inside
+// documents and arrays, compared by coll.
+func CompareWith(a, b bson.RawValue, coll Collator) int {
 	ba, bb := bracket(a.Type), bracket(b.Type)
 	if ba != bb {
 		return cmp.Compare(ba, bb)
@@ -99,9 +109,12 @@ func Compare(a, b bson.RawValue) int {
 	case bracketNumber:
 		return compareNumbers(a, b)
 	case bracketString:
+		if coll != nil {
+			return coll.CompareString(string(stringBytes(a.Value)), string(stringBytes(b.Value)))
+		}
 		return bytes.Compare(stringBytes(a.Value), stringBytes(b.Value))
 	case bracketObject, bracketArray:
-		return compareDocs(bson.Raw(a.Value), bson.Raw(b.Value))
+		return compareDocs(bson.Raw(a.Value), bson.Raw(b.Value), coll)
 	case bracketBinary:
 		return compareBinary(a.Value, b.Value)
 	case bracketObjectID:
@@ -145,7 +158,7 @@ func Compare(a, b bson.RawValue) int {
 		if c := cmp.Compare(c1, c2); c != 0 {
 			return c
 		}
-		return compareDocs(s1, s2)
+		return compareDocs(s1, s2, nil)
 	}
 	return bytes.Compare(a.Value, b.Value)
 }
@@ -155,7 +168,7 @@ func Compare(a, b bson.RawValue) int {
 func Equal(a, b bson.RawValue) bool { return Compare(a, b) == 0 }
 
 // compareDocs compares two documents (or arrays) element by element.
-func compareDocs(a, b bson.Raw) int {
+func compareDocs(a, b bson.Raw, coll Collator) int {
 	ia, ib := a.Iter(), b.Iter()
 	for {
 		na, nb := ia.Next(), ib.Next()
@@ -175,7 +188,7 @@ func compareDocs(a, b bson.Raw) int {
 		if c := bytes.Compare(ia.KeyBytes(), ib.KeyBytes()); c != 0 {
 			return c
 		}
-		if c := Compare(va, vb); c != 0 {
+		if c := CompareWith(va, vb, coll); c != 0 {
 			return c
 		}
 	}

@@ -4,7 +4,9 @@
 //
 // Supported filter operators: $eq $ne $gt $gte $lt $lte $in $nin $and $or
 // $nor $not $exists $type $all $elemMatch (query and value forms) $size
-// $regex/$options $mod, plus $comment (ignored). $expr, $where, $text,
+// $regex/$options $mod, plus $comment (ignored). $expr works when the
+// caller gives NewMatcherWith an expression compiler (the agg package's
+// ExprFilter); otherwise it, like $where, $text,
 // $jsonSchema, the geo operators and the $bits operators return a
 // NotImplemented error naming the operator rather than being ignored.
 //
@@ -13,7 +15,9 @@
 //     s and x options are honoured; PCRE-only syntax (lookaround,
 //     backreferences, possessive quantifiers, \Z) is rejected as an invalid
 //     regular expression.
-//   - Strings compare by their bytes; collations are not supported.
+//   - Strings compare by their bytes unless a Collator is given
+//     (CompareWith, NewMatcherWith, NewSortWith); under a collation the
+//     matcher's IDEquality declines string, document and array _ids.
 //   - Undefined is its own bracket below null, so {a: null} does not match
 //     an undefined value (mongod 8.0 behaves this way).
 //   - Projections accept inclusion, exclusion, nested documents, $slice and

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
@@ -12,6 +13,54 @@ import (
 // Matcher is a compiled query filter. It is safe for concurrent use.
 type Matcher struct {
 	root node
+	errs *exprErrors // nil without $expr
+	coll Collator
+}
+
+// Options configure NewMatcherWith.
+type Options struct {
+	// Collator compares strings for $eq, $ne, $gt/$gte/$lt/$lte, $in,
+	// $nin and $all; nil is the simple collation.
+	Collator Collator
+	// Expr compiles the operand of a $expr (at the top level or inside
+	// $and, $or and $nor) into a predicate; with nil, $expr is refused
+	// with NotImplemented. The query package has no expressions of its
+	// own; the aggregation package provides them.
+	Expr func(operand bson.RawValue) (func(doc bson.Raw) (bool, error), error)
+}
+
+// parser compiles one filter with its options.
+type parser struct {
+	Options
+	errs        *exprErrors
+	inElemMatch int // $elemMatch bodies being parsed, where $expr is refused
+}
+
+// exprErrors keeps the first error a $expr raised while matching, which
+// Match cannot return.
+type exprErrors struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (e *exprErrors) set(err error) {
+	e.mu.Lock()
+	if e.err == nil {
+		e.err = err
+	}
+	e.mu.Unlock()
+}
+
+// Err returns the first error a $expr of the filter raised during Match
+// (a $divide by zero, say), which mongod would have failed the command
+// with; nil when there was none.
+func (m *Matcher) Err() error {
+	if m.errs == nil {
+		return nil
+	}
+	m.errs.mu.Lock()
+	defer m.errs.mu.Unlock()
+	return m.errs.err
 }
 
 // node is one compiled filter clause, matched against a document (or, in
@@ -24,18 +73,22 @@ type node interface {
 // operator or field at fault, with the codes mongod uses (BadValue for an
 // unknown or malformed operator, NotImplemented for operators the test
 // server does not support).
-func NewMatcher(filter bson.Raw) (*Matcher, error) {
+func NewMatcher(filter bson.Raw) (*Matcher, error) { return NewMatcherWith(filter, Options{}) }
+
+// NewMatcherWith is NewMatcher with a collation and $expr support.
+func NewMatcherWith(filter bson.Raw, o Options) (*Matcher, error) {
 	if len(filter) == 0 {
 		return &Matcher{root: andNode(nil)}, nil
 	}
 	if err := filter.Validate(); err != nil {
 		return nil, mongoerr.New(mongoerr.BadValue, "filter is not a valid BSON document: %v", err)
 	}
-	root, err := parseFilter(filter, 0)
+	ps := &parser{Options: o}
+	root, err := ps.parseFilter(filter, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &Matcher{root: root}, nil
+	return &Matcher{root: root, errs: ps.errs, coll: o.Collator}, nil
 }
 
 // Match reports whether doc satisfies the filter. Malformed bytes never
@@ -48,7 +101,7 @@ func (m *Matcher) Match(doc bson.Raw) bool {
 // mongod's own limit on expression depth does.
 const maxFilterDepth = 100
 
-func parseFilter(doc bson.Raw, depth int) (node, error) {
+func (ps *parser) parseFilter(doc bson.Raw, depth int) (node, error) {
 	if depth > maxFilterDepth {
 		return nil, mongoerr.New(mongoerr.BadValue, "exceeded depth limit of %d when parsing the filter", maxFilterDepth)
 	}
@@ -57,7 +110,7 @@ func parseFilter(doc bson.Raw, depth int) (node, error) {
 	for it.Next() {
 		key, v := it.Key(), it.Value()
 		if strings.HasPrefix(key, "$") {
-			n, err := parseTopOperator(key, v, depth)
+			n, err := ps.parseTopOperator(key, v, depth)
 			if err != nil {
 				return nil, err
 			}
@@ -66,7 +119,7 @@ func parseFilter(doc bson.Raw, depth int) (node, error) {
 			}
 			continue
 		}
-		n, err := parseField(splitPath(key), v, depth)
+		n, err := ps.parseField(splitPath(key), v, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -81,7 +134,7 @@ func parseFilter(doc bson.Raw, depth int) (node, error) {
 	return and, nil
 }
 
-func parseTopOperator(key string, v bson.RawValue, depth int) (node, error) {
+func (ps *parser) parseTopOperator(key string, v bson.RawValue, depth int) (node, error) {
 	switch key {
 	case "$and", "$or", "$nor":
 		arr, ok := v.ArrayOK()
@@ -95,7 +148,7 @@ func parseTopOperator(key string, v bson.RawValue, depth int) (node, error) {
 			if !ok {
 				return nil, mongoerr.New(mongoerr.BadValue, "%s argument's entries must be objects", key)
 			}
-			n, err := parseFilter(d, depth+1)
+			n, err := ps.parseFilter(d, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -117,7 +170,22 @@ func parseTopOperator(key string, v bson.RawValue, depth int) (node, error) {
 		return andNode(nil), nil
 	case "$alwaysFalse":
 		return orNode(nil), nil
-	case "$expr", "$where", "$text", "$jsonSchema", "$sampleRate", "$atomic", "$isolated":
+	case "$expr":
+		if ps.inElemMatch > 0 {
+			return nil, mongoerr.New(mongoerr.BadValue, "$expr can only be applied to the top-level document")
+		}
+		if ps.Expr == nil {
+			return nil, unsupported(key)
+		}
+		fn, err := ps.Expr(v)
+		if err != nil {
+			return nil, err
+		}
+		if ps.errs == nil {
+			ps.errs = &exprErrors{}
+		}
+		return exprNode{fn: fn, errs: ps.errs}, nil
+	case "$where", "$text", "$jsonSchema", "$sampleRate", "$atomic", "$isolated":
 		return nil, unsupported(key)
 	}
 	return nil, mongoerr.New(mongoerr.BadValue, "unknown top level operator: %s", key)
@@ -139,7 +207,7 @@ func isOperatorDoc(d bson.Raw) bool {
 	return strings.HasPrefix(k, "$") && k != "$ref" && k != "$id" && k != "$db"
 }
 
-func parseField(path []string, v bson.RawValue, depth int) (node, error) {
+func (ps *parser) parseField(path []string, v bson.RawValue, depth int) (node, error) {
 	switch v.Type {
 	case bson.TypeRegex:
 		p, o, _ := v.RegexOK()
@@ -150,16 +218,16 @@ func parseField(path []string, v bson.RawValue, depth int) (node, error) {
 		return &leaf{path: path, pred: &regexPred{re: re, pattern: p, options: o}, expand: true}, nil
 	case bson.TypeEmbeddedDocument:
 		if d := bson.Raw(v.Value); isOperatorDoc(d) {
-			return parseOperators(path, d, depth)
+			return ps.parseOperators(path, d, depth)
 		}
 	}
-	return &leaf{path: path, pred: eqPred{val: v}, expand: true}, nil
+	return &leaf{path: path, pred: eqPred{val: v, coll: ps.Collator}, expand: true}, nil
 }
 
 // parseOperators compiles {$op: value, ...} for one path. An empty path
 // means the operators apply to the value being matched itself (the value
 // form of $elemMatch).
-func parseOperators(path []string, ops bson.Raw, depth int) (node, error) {
+func (ps *parser) parseOperators(path []string, ops bson.Raw, depth int) (node, error) {
 	if depth > maxFilterDepth {
 		return nil, mongoerr.New(mongoerr.BadValue, "exceeded depth limit of %d when parsing the filter", maxFilterDepth)
 	}
@@ -174,16 +242,16 @@ func parseOperators(path []string, ops bson.Raw, depth int) (node, error) {
 		op, v := it.Key(), it.Value()
 		switch op {
 		case "$eq":
-			and = append(and, mk(eqPred{val: v}))
+			and = append(and, mk(eqPred{val: v, coll: ps.Collator}))
 		case "$ne":
 			if v.Type == bson.TypeRegex {
 				return nil, mongoerr.New(mongoerr.BadValue, "Can't have regex as arg to $ne.")
 			}
-			and = append(and, notNode{mk(eqPred{val: v})})
+			and = append(and, notNode{mk(eqPred{val: v, coll: ps.Collator})})
 		case "$gt", "$gte", "$lt", "$lte":
-			and = append(and, mk(cmpPred{op: op, val: v}))
+			and = append(and, mk(cmpPred{op: op, val: v, coll: ps.Collator}))
 		case "$in", "$nin":
-			p, err := parseIn(op, v)
+			p, err := ps.parseIn(op, v)
 			if err != nil {
 				return nil, err
 			}
@@ -222,19 +290,19 @@ func parseOperators(path []string, ops bson.Raw, depth int) (node, error) {
 		case "$options":
 			options, hasOptions = v, true
 		case "$all":
-			n, err := parseAll(path, v, depth)
+			n, err := ps.parseAll(path, v, depth)
 			if err != nil {
 				return nil, err
 			}
 			and = append(and, n)
 		case "$elemMatch":
-			p, err := parseElemMatch(v, depth)
+			p, err := ps.parseElemMatch(v, depth)
 			if err != nil {
 				return nil, err
 			}
 			and = append(and, &leaf{path: path, pred: p})
 		case "$not":
-			n, err := parseNot(path, v, depth)
+			n, err := ps.parseNot(path, v, depth)
 			if err != nil {
 				return nil, err
 			}
@@ -295,12 +363,12 @@ func parseRegexOp(regex, options bson.RawValue, hasOptions bool) (*regexPred, er
 	return &regexPred{re: re, pattern: pattern, options: opts}, nil
 }
 
-func parseIn(op string, v bson.RawValue) (*inPred, error) {
+func (ps *parser) parseIn(op string, v bson.RawValue) (*inPred, error) {
 	arr, ok := v.ArrayOK()
 	if !ok {
 		return nil, mongoerr.New(mongoerr.BadValue, "%s needs an array", op)
 	}
-	p := &inPred{}
+	p := &inPred{coll: ps.Collator}
 	it := arr.Iter()
 	for it.Next() {
 		e := it.Value()
@@ -327,7 +395,7 @@ func parseIn(op string, v bson.RawValue) (*inPred, error) {
 	return p, nil
 }
 
-func parseAll(path []string, v bson.RawValue, depth int) (node, error) {
+func (ps *parser) parseAll(path []string, v bson.RawValue, depth int) (node, error) {
 	arr, ok := v.ArrayOK()
 	if !ok {
 		return nil, mongoerr.New(mongoerr.BadValue, "$all needs an array")
@@ -340,7 +408,7 @@ func parseAll(path []string, v bson.RawValue, depth int) (node, error) {
 		if d, ok := e.DocumentOK(); ok {
 			if f, ok := firstKey(d); ok && f == "$elemMatch" {
 				elemMatches++
-				n, err := parseOperators(path, d, depth+1)
+				n, err := ps.parseOperators(path, d, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -350,7 +418,7 @@ func parseAll(path []string, v bson.RawValue, depth int) (node, error) {
 				return nil, mongoerr.New(mongoerr.BadValue, "no $ expressions in $all")
 			}
 		}
-		n, err := parseField(path, e, depth)
+		n, err := ps.parseField(path, e, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -374,30 +442,32 @@ func firstKey(d bson.Raw) (string, bool) {
 	return it.Key(), true
 }
 
-func parseElemMatch(v bson.RawValue, depth int) (elemPred, error) {
+func (ps *parser) parseElemMatch(v bson.RawValue, depth int) (elemPred, error) {
 	d, ok := v.DocumentOK()
 	if !ok {
 		return nil, mongoerr.New(mongoerr.BadValue, "$elemMatch needs an Object")
 	}
 	if f, ok := firstKey(d); ok && strings.HasPrefix(f, "$") && f != "$and" && f != "$or" && f != "$nor" &&
 		f != "$expr" && f != "$where" && f != "$text" && f != "$comment" && f != "$alwaysTrue" && f != "$alwaysFalse" {
-		n, err := parseOperators(nil, d, depth+1)
+		n, err := ps.parseOperators(nil, d, depth+1)
 		if err != nil {
 			return nil, err
 		}
 		return elemMatchPred{sub: n, value: true}, nil
 	}
-	n, err := parseFilter(d, depth+1)
+	ps.inElemMatch++
+	n, err := ps.parseFilter(d, depth+1)
+	ps.inElemMatch--
 	if err != nil {
 		return nil, err
 	}
 	return elemMatchPred{sub: n}, nil
 }
 
-func parseNot(path []string, v bson.RawValue, depth int) (node, error) {
+func (ps *parser) parseNot(path []string, v bson.RawValue, depth int) (node, error) {
 	switch v.Type {
 	case bson.TypeRegex:
-		return parseField(path, v, depth)
+		return ps.parseField(path, v, depth)
 	case bson.TypeEmbeddedDocument:
 		d := bson.Raw(v.Value)
 		f, ok := firstKey(d)
@@ -407,7 +477,7 @@ func parseNot(path []string, v bson.RawValue, depth int) (node, error) {
 		if !strings.HasPrefix(f, "$") {
 			return nil, mongoerr.New(mongoerr.BadValue, "unknown operator: %s", f)
 		}
-		return parseOperators(path, d, depth+1)
+		return ps.parseOperators(path, d, depth+1)
 	}
 	return nil, mongoerr.New(mongoerr.BadValue, "$not needs a regex or a document")
 }
@@ -542,6 +612,21 @@ func (o orNode) matches(v bson.RawValue) bool {
 	return false
 }
 
+// exprNode is a $expr, evaluated on the whole document.
+type exprNode struct {
+	fn   func(doc bson.Raw) (bool, error)
+	errs *exprErrors
+}
+
+func (x exprNode) matches(v bson.RawValue) bool {
+	ok, err := x.fn(bson.Raw(v.Value))
+	if err != nil {
+		x.errs.set(err)
+		return false
+	}
+	return ok
+}
+
 type notNode struct{ n node }
 
 func (n notNode) matches(v bson.RawValue) bool { return !n.n.matches(v) }
@@ -571,7 +656,10 @@ func (l *leaf) matches(v bson.RawValue) bool {
 
 // Predicates.
 
-type eqPred struct{ val bson.RawValue }
+type eqPred struct {
+	val  bson.RawValue
+	coll Collator
+}
 
 func (p eqPred) matchElem(v bson.RawValue) bool {
 	if p.val.Type == bson.TypeNull {
@@ -580,12 +668,13 @@ func (p eqPred) matchElem(v bson.RawValue) bool {
 	if bracket(v.Type) != bracket(p.val.Type) {
 		return false
 	}
-	return Compare(v, p.val) == 0
+	return CompareWith(v, p.val, p.coll) == 0
 }
 
 type cmpPred struct {
-	op  string
-	val bson.RawValue
+	op   string
+	val  bson.RawValue
+	coll Collator
 }
 
 func (p cmpPred) matchElem(v bson.RawValue) bool {
@@ -602,7 +691,7 @@ func (p cmpPred) matchElem(v bson.RawValue) bool {
 		// any number in a query.
 		return isNaN(v) && isNaN(p.val) && (p.op == "$gte" || p.op == "$lte")
 	}
-	c := Compare(v, p.val)
+	c := CompareWith(v, p.val, p.coll)
 	switch p.op {
 	case "$gt":
 		return c > 0
@@ -620,6 +709,7 @@ func isNaN(v bson.RawValue) bool {
 }
 
 type inPred struct {
+	coll    Collator
 	vals    []bson.RawValue
 	regexes []*regexPred
 	null    bool
@@ -630,7 +720,7 @@ func (p *inPred) matchElem(v bson.RawValue) bool {
 		return p.null
 	}
 	for _, x := range p.vals {
-		if bracket(x.Type) == bracket(v.Type) && Compare(v, x) == 0 {
+		if bracket(x.Type) == bracket(v.Type) && CompareWith(v, x, p.coll) == 0 {
 			return true
 		}
 	}
@@ -709,6 +799,12 @@ func (m *Matcher) IDEquality() (bson.RawValue, bool) {
 	switch eq.val.Type {
 	case bson.TypeArray, bson.TypeNull, bson.TypeRegex, typeMissing:
 		return bson.RawValue{}, false
+	case bson.TypeString, bson.TypeSymbol, bson.TypeEmbeddedDocument:
+		if m.coll != nil {
+			// The _id index keys strings by their bytes; under a
+			// collation equal strings may differ.
+			return bson.RawValue{}, false
+		}
 	}
 	return eq.val, true
 }

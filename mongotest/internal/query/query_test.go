@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
@@ -562,6 +563,15 @@ func FuzzMatcher(f *testing.F) {
 		if s, err := NewSort(filter); err == nil {
 			s.Compare(d, filter)
 		}
+		// The same under a collation: the collated paths must not panic
+		// either.
+		if cm, err := NewMatcherWith(filter, Options{Collator: fuzzCollator}); err == nil {
+			cm.Match(d)
+			cm.IDEquality()
+		}
+		if s, err := NewSortWith(filter, fuzzCollator); err == nil {
+			s.Compare(d, filter)
+		}
 		if p, err := NewProjection(filter); err == nil {
 			_, _ = p.Apply(nil, d)
 		}
@@ -596,4 +606,21 @@ func TestIDEquality(t *testing.T) {
 			t.Errorf("IDEquality(%s) = %s, which does not match", tt.filter, v)
 		}
 	}
+}
+
+// fuzzCollator is a case-insensitive collation for FuzzMatcher.
+var fuzzCollator = func() Collator {
+	c, err := collation.Parse(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: bson.Raw(mustDoc(`{"locale": "en", "strength": 2}`))})
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+func mustDoc(js string) bson.Raw {
+	d, err := bson.ParseExtJSON([]byte(js))
+	if err != nil {
+		panic(err)
+	}
+	return d
 }

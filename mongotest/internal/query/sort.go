@@ -11,6 +11,7 @@ import (
 // safe for concurrent use.
 type Sort struct {
 	keys []sortKey
+	coll Collator
 }
 
 type sortKey struct {
@@ -20,8 +21,11 @@ type sortKey struct {
 
 // NewSort compiles a sort specification. Each value must be 1 or -1 (in
 // any numeric type); {$meta: ...} returns NotImplemented.
-func NewSort(spec bson.Raw) (*Sort, error) {
-	s := &Sort{}
+func NewSort(spec bson.Raw) (*Sort, error) { return NewSortWith(spec, nil) }
+
+// NewSortWith is NewSort with strings ordered by coll (nil: by bytes).
+func NewSortWith(spec bson.Raw, coll Collator) (*Sort, error) {
+	s := &Sort{coll: coll}
 	if len(spec) == 0 {
 		return s, nil
 	}
@@ -59,9 +63,9 @@ func (s *Sort) Empty() bool { return len(s.keys) == 0 }
 // null. It returns -1, 0 or 1.
 func (s *Sort) Compare(a, b bson.Raw) int {
 	for _, k := range s.keys {
-		ka := sortKeyOf(a, k)
-		kb := sortKeyOf(b, k)
-		c := Compare(ka, kb)
+		ka := sortKeyOf(a, k, s.coll)
+		kb := sortKeyOf(b, k, s.coll)
+		c := CompareWith(ka, kb, s.coll)
 		if k.desc {
 			c = -c
 		}
@@ -73,14 +77,15 @@ func (s *Sort) Compare(a, b bson.Raw) int {
 }
 
 // sortKeyOf extracts one document's key for one sort path.
-func sortKeyOf(doc bson.Raw, k sortKey) bson.RawValue {
-	w := walker{keys: sortKeyCollector{desc: k.desc}, sorting: true}
+func sortKeyOf(doc bson.Raw, k sortKey, coll Collator) bson.RawValue {
+	w := walker{keys: sortKeyCollector{desc: k.desc, coll: coll}, sorting: true}
 	w.doc(doc, k.path)
 	return w.keys.best
 }
 
 // sortKeyCollector keeps the least (or greatest) value a path reached.
 type sortKeyCollector struct {
+	coll Collator
 	desc bool
 	have bool
 	best bson.RawValue
@@ -111,7 +116,7 @@ func (c *sortKeyCollector) consider(v bson.RawValue) {
 		c.best, c.have = v, true
 		return
 	}
-	cmp := Compare(v, c.best)
+	cmp := CompareWith(v, c.best, c.coll)
 	if (c.desc && cmp > 0) || (!c.desc && cmp < 0) {
 		c.best = v
 	}

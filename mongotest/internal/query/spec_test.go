@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/crudspec"
 )
 
@@ -26,7 +27,7 @@ var queryOps = map[string]bool{
 
 var ignoredArgs = map[string]bool{
 	"filter": true, "sort": true, "skip": true, "limit": true, "projection": true,
-	"batchSize": true, "comment": true, "hint": true, "fieldName": true,
+	"batchSize": true, "comment": true, "hint": true, "fieldName": true, "collation": true,
 }
 
 // unevaluable says why a test cannot be run with this package alone, or
@@ -69,29 +70,39 @@ func unevaluable(tc bson.Raw) string {
 }
 
 func runQueryCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
-	coll := slices.Clone(initial)
+	docs := slices.Clone(initial)
 	ops, _ := tc.Lookup("operations").ArrayOK()
 	it := ops.Iter()
 	for it.Next() {
 		op := it.Value().Document()
 		name := op.Lookup("name").StringValue()
 		args, _ := op.Lookup("arguments").DocumentOK()
-		m, err := NewMatcher(args.Lookup("filter").Document())
+		var coll Collator
+		if cv, err := args.LookupErr("collation"); err == nil {
+			c, err := collation.Parse(cv)
+			if err != nil {
+				t.Fatalf("%s collation: %v", name, err)
+			}
+			if c != nil {
+				coll = c
+			}
+		}
+		m, err := NewMatcherWith(args.Lookup("filter").Document(), Options{Collator: coll})
 		if err != nil {
 			t.Fatalf("%s filter: %v", name, err)
 		}
 		var idx []int
-		for i, d := range coll {
+		for i, d := range docs {
 			if m.Match(d) {
 				idx = append(idx, i)
 			}
 		}
 		if s, ok := args.Lookup("sort").DocumentOK(); ok {
-			so, err := NewSort(s)
+			so, err := NewSortWith(s, coll)
 			if err != nil {
 				t.Fatal(err)
 			}
-			slices.SortStableFunc(idx, func(a, b int) int { return so.Compare(coll[a], coll[b]) })
+			slices.SortStableFunc(idx, func(a, b int) int { return so.Compare(docs[a], docs[b]) })
 		}
 		if n, ok := args.Lookup("skip").AsInt64OK(); ok {
 			idx = idx[min(int(n), len(idx)):]
@@ -107,7 +118,7 @@ func runQueryCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
 			t.Fatal(err)
 		}
 		project := func(i int) bson.RawValue {
-			out, err := proj.Apply(nil, coll[i])
+			out, err := proj.Apply(nil, docs[i])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,12 +135,12 @@ func runQueryCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
 				got = project(idx[0])
 			}
 			if name == "findOneAndDelete" && len(idx) > 0 {
-				coll = slices.Delete(coll, idx[0], idx[0]+1)
+				docs = slices.Delete(docs, idx[0], idx[0]+1)
 			}
 		case "count", "countDocuments":
 			got = bson.RawValue{Type: bson.TypeInt64, Value: bson.AppendInt64(nil, int64(len(idx)))}
 		case "distinct":
-			got = distinct(coll, idx, args.Lookup("fieldName").StringValue())
+			got = distinct(docs, idx, args.Lookup("fieldName").StringValue(), coll)
 			if hasWant == nil {
 				want = sortedArray(want)
 				got = sortedArray(got)
@@ -139,7 +150,7 @@ func runQueryCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
 				idx = idx[:min(1, len(idx))]
 			}
 			for i := len(idx) - 1; i >= 0; i-- {
-				coll = slices.Delete(coll, idx[i], idx[i]+1)
+				docs = slices.Delete(docs, idx[i], idx[i]+1)
 			}
 			got = bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: bson.AppendInt32Element(
 				mustStart(), "deletedCount", int32(len(idx)))}
@@ -159,11 +170,11 @@ func runQueryCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
 		vals, _ := o.Values()
 		want := vals[0].Document().Lookup("documents")
 		var idx []int
-		for i := range coll {
+		for i := range docs {
 			idx = append(idx, i)
 		}
 		got := arrayOf(idx, func(i int) bson.RawValue {
-			return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: coll[i]}
+			return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: docs[i]}
 		})
 		if !Equal(got, want) {
 			t.Errorf("outcome = %s, want %s", got, want)
@@ -187,7 +198,7 @@ func arrayOf(idx []int, f func(int) bson.RawValue) bson.RawValue {
 
 // distinct collects the values fieldName reaches in the matching
 // documents, array elements flattened, without duplicates.
-func distinct(coll []bson.Raw, idx []int, field string) bson.RawValue {
+func distinct(coll []bson.Raw, idx []int, field string, collator Collator) bson.RawValue {
 	var vals []bson.RawValue
 	c := &collectPred{}
 	for _, i := range idx {
@@ -198,7 +209,7 @@ func distinct(coll []bson.Raw, idx []int, field string) bson.RawValue {
 			if v.Type == typeMissing || v.Type == bson.TypeArray {
 				continue
 			}
-			if !slices.ContainsFunc(vals, func(x bson.RawValue) bool { return Equal(x, v) }) {
+			if !slices.ContainsFunc(vals, func(x bson.RawValue) bool { return CompareWith(x, v, collator) == 0 }) {
 				vals = append(vals, v)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
@@ -43,6 +44,7 @@ type Collection struct {
 	recs    []*record
 	head    int // recs[:head] are all deleted
 	ids     map[string]*record
+	idColl  *collation.Collation // the default collation the _id index keys strings by; nil: bytes
 	live    int
 	dead    int
 	bytes   int64
@@ -89,7 +91,19 @@ func newCollection(db, name string, opts CollectionOptions) *Collection {
 	if opts.Capped {
 		c.limit = opts.sizeLimit()
 	}
+	if opts.Extra != nil {
+		if v, err := opts.Extra.LookupErr("collation"); err == nil {
+			c.idColl, _ = collation.Parse(v) // checked when the collection was created
+		}
+	}
 	return c
+}
+
+// idKey is the _id index's key for id: under a default collation, strings
+// key by their collation sort keys, so _ids it deems equal collide as in
+// mongod.
+func (c *Collection) idKey(id bson.RawValue) string {
+	return Key(collateValue(id, c.idColl))
 }
 
 // Name returns the collection's name (without the database).
@@ -203,9 +217,13 @@ func (c *Collection) nsLocked() string { return c.db + "." + c.name }
 // strings).
 func (c *Collection) FindByID(id bson.RawValue) (bson.Raw, bool) {
 	var buf [64]byte
-	k, ok := appendScalarKey(buf[:0], id)
+	var k []byte
+	ok := false
+	if c.idColl == nil {
+		k, ok = appendScalarKey(buf[:0], id)
+	}
 	if !ok {
-		k = appendKey(nil, id, 0)
+		k = []byte(c.idKey(id))
 	}
 	c.mu.RLock()
 	r := c.ids[string(k)]
@@ -287,7 +305,7 @@ func (c *Collection) insertPrepared(doc bson.Raw) (bson.Raw, error) {
 		return nil, err
 	}
 	id := firstValue(stored)
-	r := &record{key: Key(id), init: stored}
+	r := &record{key: c.idKey(id), init: stored}
 	r.doc.Store(&r.init)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -444,7 +462,7 @@ func (c *Collection) Delete(id bson.RawValue) bool {
 // changed since the caller matched it is not deleted by mistake. It
 // returns the deleted document. pred must not call the collection.
 func (c *Collection) DeleteIf(id bson.RawValue, pred func(doc bson.Raw) bool) (bson.Raw, bool) {
-	k := Key(id)
+	k := c.idKey(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.ids[k]
@@ -480,7 +498,7 @@ func (c *Collection) ReplaceDoc(id bson.RawValue, newDoc bson.Raw) (bson.Raw, er
 // ReplaceDoc. fn must not call the collection. It returns the versions
 // before and after.
 func (c *Collection) Modify(id bson.RawValue, fn func(current bson.Raw) (bson.Raw, error)) (before, after bson.Raw, err error) {
-	k := Key(id)
+	k := c.idKey(id)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.ids[k]

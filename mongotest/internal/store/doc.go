@@ -11,6 +11,10 @@
 //     decimal128 (1, 1.0, NumberLong(1) and NumberDecimal("1.0") collide,
 //     -0.0 equals 0, NaN equals NaN), strings and symbols by their bytes (the
 //     simple collation only), documents by field names, order and values.
+//   - An index's collation (IndexSpec.Collation) is listed, tells indexes
+//     apart, and is how a unique index compares strings (by their
+//     collation sort keys). The _id index of a collection with a default
+//     collation ("collation" in CollectionOptions.Extra) keys by it too.
 //   - Secondary indexes are bookkeeping for listIndexes plus uniqueness
 //     enforcement; queries never use them. Non-unique indexes still reject
 //     documents with parallel arrays, as mongod does.

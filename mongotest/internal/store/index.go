@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
@@ -44,6 +45,10 @@ type IndexSpec struct {
 	ExpireAfterSeconds *int64
 	// Version is the index version "v", 2 unless given.
 	Version int32
+	// Collation is the index's collation with mongod's defaults filled in
+	// (nil for simple). It is listed, tells apart indexes on one key
+	// pattern, and a unique index compares strings by it.
+	Collation bson.Raw
 	// Clustered marks a clustered collection's cluster key, which
 	// listIndexes shows in place of the _id index.
 	Clustered bool
@@ -74,6 +79,9 @@ func (s IndexSpec) Raw() bson.Raw {
 	if s.PartialFilterExpression != nil {
 		b = bson.AppendDocumentElement(b, "partialFilterExpression", s.PartialFilterExpression)
 	}
+	if s.Collation != nil {
+		b = bson.AppendDocumentElement(b, "collation", s.Collation)
+	}
 	if s.ExpireAfterSeconds != nil {
 		if n := *s.ExpireAfterSeconds; n >= math.MinInt32 && n <= math.MaxInt32 {
 			b = bson.AppendInt32Element(b, "expireAfterSeconds", int32(n))
@@ -88,7 +96,7 @@ func (s IndexSpec) Raw() bson.Raw {
 // unsupportedIndexOptions are valid in mongod but not implemented here;
 // they fail loudly rather than being ignored.
 var unsupportedIndexOptions = map[string]bool{
-	"collation": true, "weights": true, "default_language": true, "language_override": true,
+	"weights": true, "default_language": true, "language_override": true,
 	"textIndexVersion": true, "2dsphereIndexVersion": true, "bits": true, "min": true, "max": true,
 	"bucketSize": true, "wildcardProjection": true, "storageEngine": true, "clustered": true,
 	"prepareUnique": true, "columnstoreProjection": true,
@@ -157,6 +165,12 @@ func ParseIndexSpec(spec bson.Raw) (IndexSpec, error) {
 			s.Version = int32(f)
 		case "ns":
 			// Old clients send the namespace; mongod ignores it.
+		case "collation":
+			coll, err := collation.Parse(v)
+			if err != nil {
+				return s, err
+			}
+			s.Collation = coll.Spec()
 		default:
 			if unsupportedIndexOptions[k] {
 				return s, mongoerr.New(mongoerr.NotImplemented, "index option '%s' is not supported by mongotest", k)
@@ -288,8 +302,9 @@ func parseKeyPattern(key bson.Raw) ([]indexField, error) {
 type index struct {
 	spec     IndexSpec
 	fields   []indexField
-	identity string             // Key of the key pattern, for conflict checks
-	entries  map[string]*record // unique indexes only: key to owner
+	identity string               // Key of the key pattern, for conflict checks
+	entries  map[string]*record   // unique indexes only: key to owner
+	coll     *collation.Collation // strings key by its sort keys; nil: bytes
 }
 
 // needsKeys reports whether inserts must compute this index's keys: to
@@ -422,7 +437,7 @@ func (ix *index) keys(doc bson.Raw) (keys []indexKey, skip bool, err error) {
 	per := make([][]fieldValue, len(walks))
 	total := 1
 	for i := range walks {
-		per[i] = distinct(walks[i].vals)
+		per[i] = distinct(walks[i].vals, ix.coll)
 		total *= len(per[i])
 		if total > maxKeysPerDoc {
 			return nil, false, newError(codeCannotCreateIndex, "a document produces more than %d keys for index %s", maxKeysPerDoc, ix.spec.Name)
@@ -470,7 +485,7 @@ type fieldValue struct {
 
 // distinct keys vals and drops repeated keys (an array holding a value
 // twice indexes it once).
-func distinct(vals []bson.RawValue) []fieldValue {
+func distinct(vals []bson.RawValue, coll *collation.Collation) []fieldValue {
 	out := make([]fieldValue, 0, len(vals))
 	var seen map[string]bool
 	if len(vals) > 16 {
@@ -478,7 +493,7 @@ func distinct(vals []bson.RawValue) []fieldValue {
 	}
 outer:
 	for _, v := range vals {
-		k := Key(v)
+		k := Key(collateValue(v, coll))
 		if seen != nil {
 			if seen[k] {
 				continue
@@ -534,7 +549,7 @@ func (ix *index) keyValueDoc(vals []bson.RawValue) bson.Raw {
 // sameOptions reports whether two specs with the same key pattern would
 // build the same index.
 func sameOptions(a, b IndexSpec) bool {
-	if a.Unique != b.Unique || a.Sparse != b.Sparse {
+	if a.Unique != b.Unique || a.Sparse != b.Sparse || string(a.Collation) != string(b.Collation) {
 		return false
 	}
 	if (a.ExpireAfterSeconds == nil) != (b.ExpireAfterSeconds == nil) ||
@@ -557,3 +572,32 @@ func docKey(doc bson.Raw) string {
 
 // typeName is the name mongod gives a BSON type in messages.
 func typeName(t bson.Type) string { return mongoerr.TypeName(t) }
+
+// collateValue returns v with every string in it (in documents and arrays
+// too) replaced by its sort key under coll, so that keys of values the
+// collation deems equal are equal; with a nil coll, v itself.
+func collateValue(v bson.RawValue, coll *collation.Collation) bson.RawValue {
+	if coll == nil {
+		return v
+	}
+	switch v.Type {
+	case bson.TypeString, bson.TypeSymbol:
+		s, ok := stringBytes(v.Value)
+		if !ok {
+			return v
+		}
+		return bson.RawValue{Type: bson.TypeString, Value: bson.AppendString(nil, string(coll.SortKey(string(s))))}
+	case bson.TypeEmbeddedDocument, bson.TypeArray:
+		start, b := bson.AppendDocumentStart(nil)
+		it := bson.Raw(v.Value).Iter()
+		for it.Next() {
+			b = bson.AppendValueElement(b, it.Key(), collateValue(it.Value(), coll))
+		}
+		out, err := bson.AppendDocumentEnd(b, start)
+		if err != nil || it.Err() != nil {
+			return v
+		}
+		return bson.RawValue{Type: v.Type, Value: out}
+	}
+	return v
+}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 )
 
@@ -102,11 +103,19 @@ func compileIndex(s IndexSpec) (*index, error) {
 	if s.PartialFilterExpression != nil {
 		s.PartialFilterExpression = append(bson.Raw(nil), s.PartialFilterExpression...)
 	}
+	if s.Collation != nil {
+		s.Collation = append(bson.Raw(nil), s.Collation...)
+	}
 	if s.ExpireAfterSeconds != nil {
 		n := *s.ExpireAfterSeconds
 		s.ExpireAfterSeconds = &n
 	}
 	ix := &index{spec: s, fields: fields, identity: docKey(s.Key)}
+	if s.Collation != nil {
+		if ix.coll, err = collation.Parse(bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: s.Collation}); err != nil {
+			return nil, err
+		}
+	}
 	if s.Unique {
 		ix.entries = make(map[string]*record)
 	}
@@ -129,7 +138,7 @@ func conflict(s IndexSpec, identity string, existing []IndexSpec) (exists bool, 
 			return false, mongoerr.New(mongoerr.IndexOptionsConflict,
 				"An equivalent index already exists with the same name but different options. Requested index: %s, existing index: %s",
 				formatDoc(nil, s.Raw(), 0), formatDoc(nil, e.Raw(), 0))
-		case sameKey && samePartial(e, s):
+		case sameKey && samePartial(e, s) && string(e.Collation) == string(s.Collation):
 			return false, mongoerr.New(mongoerr.IndexOptionsConflict, "Index already exists with a different name: %s", e.Name)
 		}
 	}
@@ -253,7 +262,7 @@ func (c *Collection) idSpecsLocked() []IndexSpec {
 	case c.opts.ClusteredIndex != "":
 		return []IndexSpec{{Name: c.opts.ClusteredIndex, Key: idKeyPattern, Version: 2, Unique: true, Clustered: true}}
 	}
-	return []IndexSpec{idIndexSpec}
+	return []IndexSpec{c.idSpecLocked()}
 }
 
 // ModifyIndex changes an index's hidden flag and/or TTL, as collMod's
@@ -273,7 +282,7 @@ func (c *Collection) ModifyIndex(name string, hidden *bool, expireAfterSeconds *
 		if expireAfterSeconds != nil {
 			return IndexSpec{}, mongoerr.New(mongoerr.InvalidOptions, "no expireAfterSeconds field to update")
 		}
-		return idIndexSpec, nil
+		return c.idSpecLocked(), nil
 	}
 	i := c.findIndexLocked(name)
 	if i < 0 {
@@ -321,4 +330,16 @@ func (c *Collection) SetExtraOptions(extra bson.Raw) error {
 	c.opts.Extra = extra
 	c.changed()
 	return nil
+}
+
+// idSpecLocked is the _id index: its collation is the collection's
+// default collation.
+func (c *Collection) idSpecLocked() IndexSpec {
+	s := idIndexSpec
+	if c.opts.Extra != nil {
+		if v, err := c.opts.Extra.LookupErr("collation"); err == nil && v.Type == bson.TypeEmbeddedDocument {
+			s.Collation = v.Document()
+		}
+	}
+	return s
 }

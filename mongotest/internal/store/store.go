@@ -235,7 +235,7 @@ func (s *Store) ListCollections(db string) []CollectionInfo {
 		case c.opts.ClusteredIndex == "":
 			// A clustered collection lists its cluster key in its
 			// options instead.
-			ci.IDIndex = idIndexSpec.Raw()
+			ci.IDIndex = c.idSpecLocked().Raw()
 		}
 		out = append(out, ci)
 		c.mu.RUnlock()

@@ -8,6 +8,7 @@ import (
 // Codes of view errors that mongoerr does not name.
 const (
 	codeCommandNotSupportedOnView = 166
+	codeOptionNotSupportedOnView  = 167
 	codeViewDepthLimitExceeded    = 43
 	codeGraphContainsCycle        = 5
 )
@@ -21,6 +22,10 @@ type View struct {
 	Name     string
 	ViewOn   string
 	Pipeline []bson.Raw
+	// Collation is the view's default collation with mongod's defaults
+	// filled in; nil for simple (a view does not inherit its
+	// collection's).
+	Collation bson.Raw
 }
 
 // ErrIsView is the error a write to view db.name gets from mongod:
@@ -36,13 +41,23 @@ func ErrIsView(db, name string) error {
 // InvalidNamespace (73) for a bad name.
 // pipeline is kept as given (copied).
 func (s *Store) CreateView(db, name, viewOn string, pipeline []bson.Raw) error {
+	return s.CreateViewWithCollation(db, name, viewOn, pipeline, nil)
+}
+
+// CreateViewWithCollation is CreateView for a view with a default
+// collation (the filled-in spec; nil for simple). A view on a view with
+// another collation fails with OptionNotSupportedOnView (167).
+func (s *Store) CreateViewWithCollation(db, name, viewOn string, pipeline []bson.Raw, collation bson.Raw) error {
 	if err := ValidateCollectionName(db, name); err != nil {
 		return err
 	}
 	if err := ValidateCollectionName(db, viewOn); err != nil {
 		return mongoerr.New(mongoerr.InvalidNamespace, "invalid name for 'viewOn': %s", viewOn)
 	}
-	v := &View{Name: name, ViewOn: viewOn}
+	v := &View{Name: name, ViewOn: viewOn, Collation: append(bson.Raw(nil), collation...)}
+	if collation == nil {
+		v.Collation = nil
+	}
 	for _, st := range pipeline {
 		v.Pipeline = append(v.Pipeline, append(bson.Raw(nil), st...))
 	}
@@ -58,6 +73,9 @@ func (s *Store) CreateView(db, name, viewOn string, pipeline []bson.Raw) error {
 		s.views = make(map[string]map[string]*View)
 	}
 	if err := s.checkViewGraphLocked(db, name, viewOn); err != nil {
+		return err
+	}
+	if err := s.checkViewCollationLocked(db, v); err != nil {
 		return err
 	}
 	if s.views[db] == nil {
@@ -83,7 +101,7 @@ func (s *Store) ModifyView(db, name, viewOn string, pipeline []bson.Raw, setPipe
 	if old == nil {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "cannot modify missing view %s.%s", db, name)
 	}
-	v := &View{Name: name, ViewOn: old.ViewOn, Pipeline: old.Pipeline}
+	v := &View{Name: name, ViewOn: old.ViewOn, Pipeline: old.Pipeline, Collation: old.Collation}
 	if viewOn != "" {
 		v.ViewOn = viewOn
 	}
@@ -94,6 +112,9 @@ func (s *Store) ModifyView(db, name, viewOn string, pipeline []bson.Raw, setPipe
 		}
 	}
 	if err := s.checkViewGraphLocked(db, name, v.ViewOn); err != nil {
+		return err
+	}
+	if err := s.checkViewCollationLocked(db, v); err != nil {
 		return err
 	}
 	s.views[db][name] = v
@@ -128,6 +149,18 @@ func (s *Store) checkViewGraphLocked(db, name, viewOn string) error {
 		}
 		cur = next.ViewOn
 	}
+}
+
+// checkViewCollationLocked refuses a view on a view of another
+// collation, as mongod does.
+func (s *Store) checkViewCollationLocked(db string, v *View) error {
+	on := s.views[db][v.ViewOn]
+	if on == nil || string(on.Collation) == string(v.Collation) {
+		return nil
+	}
+	e := mongoerr.New(codeOptionNotSupportedOnView, "View %s.%s has conflicting collation with view %s.%s", db, v.Name, db, on.Name)
+	e.CodeName = "OptionNotSupportedOnView"
+	return e
 }
 
 // View returns the view db.name, or nil when there is none.
@@ -183,6 +216,9 @@ func viewInfo(v *View) CollectionInfo {
 		b = bson.AppendDocumentElement(b, bson.ArrayKey(i), st)
 	}
 	b, _ = bson.AppendDocumentEnd(b, as)
+	if v.Collation != nil {
+		b = bson.AppendDocumentElement(b, "collation", v.Collation)
+	}
 	b, _ = bson.AppendDocumentEnd(b, start)
 	return CollectionInfo{Name: v.Name, Type: "view", Options: b, ReadOnly: true}
 }

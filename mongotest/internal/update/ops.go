@@ -28,7 +28,7 @@ func applyAt(t target, o op, now time.Time) error {
 			t.set(o.arg)
 			return nil
 		}
-		c := query.Compare(o.arg, t.current())
+		c := query.CompareWith(o.arg, t.current(), o.coll)
 		if (o.name == "$min" && c < 0) || (o.name == "$max" && c > 0) {
 			t.set(o.arg)
 		}
@@ -82,7 +82,7 @@ func pushAt(t target, o op) error {
 	p := o.push
 	if o.name == "$addToSet" {
 		for _, v := range p.each {
-			if !slices.ContainsFunc(vals, func(x bson.RawValue) bool { return query.Equal(x, v) }) {
+			if !slices.ContainsFunc(vals, func(x bson.RawValue) bool { return query.CompareWith(x, v, o.coll) == 0 }) {
 				vals = append(vals, v)
 			}
 		}
@@ -107,7 +107,7 @@ func pushAt(t target, o op) error {
 			return p.sort.Compare(docOf(a), docOf(b))
 		})
 	case p.sortDir != 0:
-		slices.SortStableFunc(vals, func(a, b bson.RawValue) int { return p.sortDir * query.Compare(a, b) })
+		slices.SortStableFunc(vals, func(a, b bson.RawValue) int { return p.sortDir * query.CompareWith(a, b, o.coll) })
 	}
 	if p.hasSlice {
 		n := int64(len(vals))
@@ -146,14 +146,14 @@ func pullAt(t target, o op) error {
 	if o.name == "$pullAll" {
 		all, _ := o.arg.Array().Values()
 		remove = func(v bson.RawValue) bool {
-			return slices.ContainsFunc(all, func(x bson.RawValue) bool { return query.Equal(x, v) })
+			return slices.ContainsFunc(all, func(x bson.RawValue) bool { return query.CompareWith(x, v, o.coll) == 0 })
 		}
 	} else {
 		p := o.pull
 		remove = func(v bson.RawValue) bool {
 			switch {
 			case p.matcher == nil:
-				return query.Equal(v, p.value)
+				return query.CompareWith(v, p.value, o.coll) == 0
 			case p.elemDoc:
 				d, ok := v.DocumentOK()
 				return ok && p.matcher.Match(d)

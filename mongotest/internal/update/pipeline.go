@@ -16,7 +16,7 @@ var pipelineStages = map[string]bool{
 // As mongod does, every stage is parsed first (an unknown stage name is
 // Location40324), then a stage that is not allowed in an update is
 // InvalidOptions.
-func compilePipeline(arr bson.Raw) (*Update, error) {
+func compilePipeline(arr bson.Raw, o Options) (*Update, error) {
 	vals, err := arr.Values()
 	if err != nil {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "update pipeline is not valid BSON: %v", err)
@@ -52,7 +52,7 @@ func compilePipeline(arr bson.Raw) (*Update, error) {
 		}
 	}
 	if disallowed == "" {
-		p, err := agg.Compile(stages, agg.Options{})
+		p, err := agg.Compile(stages, agg.Options{Let: o.Let, Collation: o.Collation})
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
+	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/crudspec"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
 	"github.com/mongoscope/mongoscope/mongotest/internal/query"
@@ -29,7 +31,7 @@ var updateOps = map[string]bool{
 var handledArgs = map[string]bool{
 	"filter": true, "update": true, "replacement": true, "upsert": true, "arrayFilters": true,
 	"sort": true, "returnDocument": true, "projection": true, "hint": true, "comment": true,
-	"bypassDocumentValidation": true,
+	"bypassDocumentValidation": true, "collation": true, "let": true,
 }
 
 func unevaluable(tc bson.Raw) string {
@@ -78,7 +80,7 @@ func unevaluable(tc bson.Raw) string {
 }
 
 func runUpdateCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
-	coll := slices.Clone(initial)
+	docs := slices.Clone(initial)
 	ops, _ := tc.Lookup("operations").ArrayOK()
 	it := ops.Iter()
 	for it.Next() {
@@ -86,7 +88,22 @@ func runUpdateCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
 		name := op.Lookup("name").StringValue()
 		args, _ := op.Lookup("arguments").DocumentOK()
 		filter := args.Lookup("filter").Document()
-		m, err := query.NewMatcher(filter)
+		var coll query.Collator
+		if cv, err := args.LookupErr("collation"); err == nil {
+			c, err := collation.Parse(cv)
+			if err != nil {
+				t.Fatalf("collation: %v", err)
+			}
+			if c != nil {
+				coll = c
+			}
+		}
+		let, _ := args.Lookup("let").DocumentOK()
+		vars, err := agg.EvalLet(let, testNow)
+		if err != nil {
+			t.Fatalf("let: %v", err)
+		}
+		m, err := query.NewMatcherWith(filter, query.Options{Collator: coll, Expr: agg.ExprFilter(vars, testNow, coll)})
 		if err != nil {
 			t.Fatalf("filter: %v", err)
 		}
@@ -101,22 +118,22 @@ func runUpdateCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
 				filters = append(filters, v.Document())
 			}
 		}
-		up, err := Compile(u, filters)
+		up, err := CompileWith(u, filters, Options{Collation: coll, Let: let})
 		if err != nil {
 			t.Fatalf("Compile: %v", err)
 		}
 		var idx []int
-		for i, d := range coll {
+		for i, d := range docs {
 			if m.Match(d) {
 				idx = append(idx, i)
 			}
 		}
 		if s, ok := args.Lookup("sort").DocumentOK(); ok {
-			so, err := query.NewSort(s)
+			so, err := query.NewSortWith(s, coll)
 			if err != nil {
 				t.Fatal(err)
 			}
-			slices.SortStableFunc(idx, func(a, b int) int { return so.Compare(coll[a], coll[b]) })
+			slices.SortStableFunc(idx, func(a, b int) int { return so.Compare(docs[a], docs[b]) })
 		}
 		if name != "updateMany" {
 			idx = idx[:min(1, len(idx))]
@@ -125,17 +142,17 @@ func runUpdateCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
 		var before, after bson.Raw
 		var upsertedID bson.RawValue
 		for _, i := range idx {
-			out, changed, err := up.Apply(coll[i], false, testNow)
+			out, changed, err := up.Apply(docs[i], false, testNow)
 			if err != nil {
 				t.Fatalf("Apply: %v", err)
 			}
 			if before == nil {
-				before, after = coll[i], out
+				before, after = docs[i], out
 			}
 			if changed {
 				modified++
 			}
-			coll[i] = out
+			docs[i] = out
 		}
 		if len(idx) == 0 && args.Lookup("upsert").Boolean() {
 			seed, err := UpsertSeed(filter)
@@ -154,7 +171,7 @@ func runUpdateCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
 				t.Skip("upsert without an _id needs the store to generate one")
 			}
 			upsertedID = id
-			coll = append(coll, out)
+			docs = append(docs, out)
 			after = out
 		}
 		want, hasWant := op.LookupErr("expectResult")
@@ -210,13 +227,13 @@ func runUpdateCase(t *testing.T, tc bson.Raw, initial []bson.Raw) {
 		vals, _ := o.Values()
 		want := vals[0].Document().Lookup("documents")
 		wv, _ := want.Array().Values()
-		if len(wv) != len(coll) {
-			t.Fatalf("outcome has %d documents, want %d", len(coll), len(wv))
+		if len(wv) != len(docs) {
+			t.Fatalf("outcome has %d documents, want %d", len(docs), len(wv))
 		}
 		for i := range wv {
-			g := bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: coll[i]}
-			if !query.Equal(g, wv[i]) || !sameFieldOrder(coll[i], wv[i].Document()) {
-				t.Errorf("outcome document %d = %s, want %s", i, coll[i], wv[i])
+			g := bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: docs[i]}
+			if !query.Equal(g, wv[i]) || !sameFieldOrder(docs[i], wv[i].Document()) {
+				t.Errorf("outcome document %d = %s, want %s", i, docs[i], wv[i])
 			}
 		}
 	}

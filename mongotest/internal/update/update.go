@@ -23,6 +23,7 @@ type Update struct {
 	replacement bson.Raw
 	pipeline    *agg.Pipeline // an update given as an aggregation pipeline
 	filters     map[string]*query.Matcher
+	coll        query.Collator // strings compare by it; nil: by bytes
 }
 
 // op is one field of one update operator.
@@ -33,6 +34,7 @@ type op struct {
 	to   []string // $rename destination
 	push *pushSpec
 	pull *pullSpec
+	coll query.Collator
 }
 
 type pushSpec struct {
@@ -57,12 +59,29 @@ type pullSpec struct {
 // codes: FailedToParse for an unknown modifier, ConflictingUpdateOperators
 // for two operators on overlapping paths, and so on.
 func Compile(u bson.RawValue, arrayFilters []bson.Raw) (*Update, error) {
+	return CompileWith(u, arrayFilters, Options{})
+}
+
+// Options are what a write command's collation and let options give an
+// update.
+type Options struct {
+	// Collation compares strings: in $min, $max, $addToSet, $pull,
+	// $pullAll, $push's $sort, arrayFilters and pipeline updates; nil is
+	// simple.
+	Collation query.Collator
+	// Let is the command's let option, variables a pipeline update reads
+	// as $$name.
+	Let bson.Raw
+}
+
+// CompileWith is Compile with a collation and let variables.
+func CompileWith(u bson.RawValue, arrayFilters []bson.Raw, o Options) (*Update, error) {
 	switch u.Type {
 	case bson.TypeArray:
 		if len(arrayFilters) > 0 {
 			return nil, mongoerr.New(mongoerr.FailedToParse, "arrayFilters may not be specified for pipeline-style updates")
 		}
-		return compilePipeline(bson.Raw(u.Value))
+		return compilePipeline(bson.Raw(u.Value), o)
 	case bson.TypeEmbeddedDocument:
 	default:
 		return nil, mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
@@ -71,7 +90,7 @@ func Compile(u bson.RawValue, arrayFilters []bson.Raw) (*Update, error) {
 	if err := doc.Validate(); err != nil {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "update is not a valid BSON document: %v", err)
 	}
-	up := &Update{}
+	up := &Update{coll: o.Collation}
 	first := ""
 	if it := doc.Iter(); it.Next() {
 		first = it.Key()
@@ -166,7 +185,7 @@ func (u *Update) compileFilters(filters []bson.Raw) error {
 		if _, dup := u.filters[id]; dup {
 			return mongoerr.New(mongoerr.FailedToParse, "Found multiple array filters with the same top-level field name %s", id)
 		}
-		m, err := query.NewMatcher(f)
+		m, err := query.NewMatcherWith(f, query.Options{Collator: u.coll})
 		if err != nil {
 			return err
 		}
@@ -237,7 +256,7 @@ func (u *Update) compileOp(name, field string, v bson.RawValue) (op, error) {
 	if err != nil {
 		return op{}, err
 	}
-	o := op{name: name, path: path, arg: v}
+	o := op{name: name, path: path, arg: v, coll: u.coll}
 	switch name {
 	case "$inc", "$mul":
 		if !isNumber(v) {
@@ -264,13 +283,13 @@ func (u *Update) compileOp(name, field string, v bson.RawValue) (op, error) {
 			}
 		}
 	case "$push", "$addToSet":
-		p, err := compilePush(name, v)
+		p, err := compilePush(name, v, u.coll)
 		if err != nil {
 			return o, err
 		}
 		o.push = p
 	case "$pull":
-		p, err := compilePull(v)
+		p, err := compilePull(v, u.coll)
 		if err != nil {
 			return o, err
 		}
@@ -309,7 +328,7 @@ func (u *Update) compileOp(name, field string, v bson.RawValue) (op, error) {
 	return o, nil
 }
 
-func compilePush(name string, v bson.RawValue) (*pushSpec, error) {
+func compilePush(name string, v bson.RawValue, coll query.Collator) (*pushSpec, error) {
 	p := &pushSpec{}
 	d, ok := v.DocumentOK()
 	if !ok {
@@ -356,7 +375,7 @@ func compilePush(name string, v bson.RawValue) (*pushSpec, error) {
 				if len(sd) <= 5 {
 					return nil, mongoerr.New(mongoerr.BadValue, "The $sort pattern is empty when it should be a set of fields.")
 				}
-				s, err := query.NewSort(sd)
+				s, err := query.NewSortWith(sd, coll)
 				if err != nil {
 					return nil, err
 				}
@@ -375,7 +394,7 @@ func compilePush(name string, v bson.RawValue) (*pushSpec, error) {
 	return p, nil
 }
 
-func compilePull(v bson.RawValue) (*pullSpec, error) {
+func compilePull(v bson.RawValue, coll query.Collator) (*pullSpec, error) {
 	p := &pullSpec{value: v}
 	switch v.Type {
 	case bson.TypeEmbeddedDocument:
@@ -386,20 +405,20 @@ func compilePull(v bson.RawValue) (*pullSpec, error) {
 		}
 		if strings.HasPrefix(first, "$") && first != "$and" && first != "$or" && first != "$nor" {
 			// Conditions on the element itself: {$gte: 6}.
-			m, err := query.NewMatcher(wrap(v))
+			m, err := query.NewMatcherWith(wrap(v), query.Options{Collator: coll})
 			if err != nil {
 				return nil, err
 			}
 			p.matcher = m
 			return p, nil
 		}
-		m, err := query.NewMatcher(d)
+		m, err := query.NewMatcherWith(d, query.Options{Collator: coll})
 		if err != nil {
 			return nil, err
 		}
 		p.matcher, p.elemDoc = m, true
 	case bson.TypeRegex:
-		m, err := query.NewMatcher(wrap(v))
+		m, err := query.NewMatcherWith(wrap(v), query.Options{Collator: coll})
 		if err != nil {
 			return nil, err
 		}
