@@ -361,8 +361,10 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
 		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion}
 		if hello.ServiceID != nil {
-			// Load-balanced mode: the cursor lives on this connection.
+			// Load-balanced mode: the cursor lives on this connection,
+			// which the pool counts as in use by a cursor.
 			nb.pinned, nb.pool, keep = pc, p, true
+			pc.Pin(pool.PinCursor)
 		}
 		res.Binding, owned = nb, false
 	}
