@@ -370,7 +370,11 @@ func errorFields(d bson.Raw, path string) (code int32, codeName, msg string, inf
 // than it sent; and an update
 // cannot upsert more documents than it counts, or modify more than it matched.
 func checkWriteReply(wr *writeReply, name string, offset, sent int) error {
-	if !wr.haveN {
+	if !wr.haveN && len(wr.writeErrors) == 0 {
+		// A reply with write errors and no n is taken as n: 0, as some
+		// servers (FerretDB v1) answer a refused statement: the write
+		// errors still reach the caller. Without write errors, the count
+		// is the only result and its absence is an error.
 		return &ReplyError{Field: "n", Reason: "missing"}
 	}
 	seen := make(map[int]bool, len(wr.writeErrors))
