@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -91,9 +92,10 @@ func dbWriteOp(db *Database, name, coll string, cmd bson.Raw) *operation.Op {
 		Selector: selection.Write(), WriteConcern: db.c.wc, Unacknowledged: !db.c.wcAck}
 }
 
-// malformed is the error of a reply that lacks what the operation reads.
-func malformed(op, addr, reason string) error {
-	return &OperationError{Op: op, Address: addr, Err: &operation.CursorError{Reason: reason}}
+// malformed is the error of a reply that lacks what the operation reads;
+// err is a *ReplyError.
+func malformed(op, addr string, err error) error {
+	return &OperationError{Op: op, Address: addr, Err: err}
 }
 
 func (c *Client) listDatabases(ctx context.Context, filter any, o ListDatabasesOptions) (bson.Raw, string, error) {
@@ -127,21 +129,46 @@ func (c *Client) ListDatabases(ctx context.Context, filter any, opts ...*ListDat
 	if err != nil {
 		return ListDatabasesResult{}, err
 	}
+	r, err := parseListDatabases(body)
+	if err != nil {
+		return ListDatabasesResult{}, malformed("listDatabases", addr, err)
+	}
+	return r, nil
+}
+
+// parseListDatabases reads a listDatabases reply: every database needs a
+// name; sizeOnDisk, empty and totalSize, when there, must be a
+// non-negative integer, a boolean and a non-negative integer.
+func parseListDatabases(body bson.Raw) (ListDatabasesResult, error) {
 	var r ListDatabasesResult
-	err = eachOf(body, "databases", func(d bson.Raw) error {
+	err := eachOf(body, "databases", func(path string, d bson.Raw) error {
 		name, ok := d.Lookup("name").StringValueOK()
 		if !ok {
-			return errors.New(`a database has no "name" string`)
+			return &ReplyError{Field: path + ".name", Reason: "missing or not a string"}
 		}
-		size, _ := d.Lookup("sizeOnDisk").AsInt64OK()
-		empty, _ := d.Lookup("empty").BooleanOK()
-		r.Databases = append(r.Databases, DatabaseSpecification{Name: name, SizeOnDisk: size, Empty: empty})
+		s := DatabaseSpecification{Name: name}
+		if v, err := d.LookupErr("sizeOnDisk"); err == nil {
+			if s.SizeOnDisk, ok = v.AsInt64OK(); !ok || s.SizeOnDisk < 0 {
+				return &ReplyError{Field: path + ".sizeOnDisk", Reason: "not a non-negative integer"}
+			}
+		}
+		if v, err := d.LookupErr("empty"); err == nil {
+			if s.Empty, ok = v.BooleanOK(); !ok {
+				return &ReplyError{Field: path + ".empty", Reason: fmt.Sprintf("a %s, not a boolean", v.Type)}
+			}
+		}
+		r.Databases = append(r.Databases, s)
 		return nil
 	})
 	if err != nil {
-		return ListDatabasesResult{}, malformed("listDatabases", addr, err.Error())
+		return ListDatabasesResult{}, err
 	}
-	r.TotalSize, _ = body.Lookup("totalSize").AsInt64OK()
+	if v, err := body.LookupErr("totalSize"); err == nil {
+		var ok bool
+		if r.TotalSize, ok = v.AsInt64OK(); !ok || r.TotalSize < 0 {
+			return ListDatabasesResult{}, &ReplyError{Field: "totalSize", Reason: "not a non-negative integer"}
+		}
+	}
 	return r, nil
 }
 
@@ -155,41 +182,47 @@ func (c *Client) ListDatabaseNames(ctx context.Context, filter any, opts ...*Lis
 		return nil, err
 	}
 	names := []string{}
-	err = eachOf(body, "databases", func(d bson.Raw) error {
+	err = eachOf(body, "databases", func(path string, d bson.Raw) error {
 		name, ok := d.Lookup("name").StringValueOK()
 		if !ok {
-			return errors.New(`a database has no "name" string`)
+			return &ReplyError{Field: path + ".name", Reason: "missing or not a string"}
 		}
 		names = append(names, name)
 		return nil
 	})
 	if err != nil {
-		return nil, malformed("listDatabases", addr, err.Error())
+		return nil, malformed("listDatabases", addr, err)
 	}
 	return names, nil
 }
 
-// eachOf calls fn with each document of body's array key.
-func eachOf(body bson.Raw, key string, fn func(bson.Raw) error) error {
+// eachOf calls fn with each document of body's array key and its path in
+// the reply ("databases.3"); a reply without the array, or with an
+// element that is not a document, is a *ReplyError.
+func eachOf(body bson.Raw, key string, fn func(path string, d bson.Raw) error) error {
 	v, err := body.LookupErr(key)
 	if err != nil {
-		return fmt.Errorf("the reply has no %q", key)
+		return &ReplyError{Field: key, Reason: "missing"}
 	}
 	a, ok := v.ArrayOK()
 	if !ok {
-		return fmt.Errorf("%q is a %s, not an array", key, v.Type)
+		return &ReplyError{Field: key, Reason: fmt.Sprintf("a %s, not an array", v.Type)}
 	}
 	it := a.Iter()
-	for it.Next() {
+	for i := 0; it.Next(); i++ {
+		path := key + "." + strconv.Itoa(i)
 		d, ok := it.Value().DocumentOK()
 		if !ok {
-			return fmt.Errorf("an element of %q is a %s, not a document", key, it.Value().Type)
+			return &ReplyError{Field: path, Reason: fmt.Sprintf("a %s, not a document", it.Value().Type)}
 		}
-		if err := fn(d); err != nil {
+		if err := fn(path, d); err != nil {
 			return err
 		}
 	}
-	return it.Err()
+	if err := it.Err(); err != nil {
+		return &ReplyError{Field: key, Reason: err.Error()}
+	}
+	return nil
 }
 
 // ListCollectionsOptions are the options of ListCollections,
@@ -278,10 +311,10 @@ func (db *Database) ListCollectionNames(ctx context.Context, filter any, opts ..
 	}
 	defer cur.Close(ctx)
 	names := []string{}
-	for cur.Next(ctx) {
+	for i := 0; cur.Next(ctx); i++ {
 		name, ok := cur.Current.Lookup("name").StringValueOK()
 		if !ok {
-			return nil, malformed("listCollections", "", `a collection has no "name" string`)
+			return nil, malformed("listCollections", "", &ReplyError{Field: fmt.Sprintf("collection %d: name", i), Reason: "missing or not a string"})
 		}
 		names = append(names, name)
 	}
@@ -327,31 +360,71 @@ func (db *Database) ListCollectionSpecifications(ctx context.Context, filter any
 	}
 	defer cur.Close(ctx)
 	specs := []CollectionSpecification{}
-	for cur.Next(ctx) {
-		d := cur.Current
-		var s CollectionSpecification
-		var ok bool
-		if s.Name, ok = d.Lookup("name").StringValueOK(); !ok {
-			return nil, malformed("listCollections", "", `a collection has no "name" string`)
-		}
-		s.Type, _ = d.Lookup("type").StringValueOK()
-		if o, ok := d.Lookup("options").DocumentOK(); ok {
-			s.Options = append(bson.Raw(nil), o...)
-		}
-		if info, ok := d.Lookup("info").DocumentOK(); ok {
-			s.ReadOnly, _ = info.Lookup("readOnly").BooleanOK()
-			if u, ok := info.Lookup("uuid").BinaryOK(); ok {
-				u.Data = append([]byte(nil), u.Data...)
-				s.UUID = &u
-			}
-		}
-		if ix, ok := d.Lookup("idIndex").DocumentOK(); ok {
-			spec := indexSpecification(ix, db.name+"."+s.Name)
-			s.IDIndex = &spec
+	for i := 0; cur.Next(ctx); i++ {
+		s, err := collectionSpecification(cur.Current, db.name, fmt.Sprintf("collection %d: ", i))
+		if err != nil {
+			return nil, malformed("listCollections", "", err)
 		}
 		specs = append(specs, s)
 	}
 	return specs, cur.Err()
+}
+
+// collectionSpecification decodes d, a listCollections document of
+// database db; path prefixes the fields in errors. The name is required;
+// the other fields, when there, must have their types.
+func collectionSpecification(d bson.Raw, db, path string) (CollectionSpecification, error) {
+	var s CollectionSpecification
+	var ok bool
+	if s.Name, ok = d.Lookup("name").StringValueOK(); !ok {
+		return s, &ReplyError{Field: path + "name", Reason: "missing or not a string"}
+	}
+	wrong := func(field string, v bson.RawValue, want string) error {
+		return &ReplyError{Field: path + field, Reason: fmt.Sprintf("a %s, not %s", v.Type, want)}
+	}
+	if v, err := d.LookupErr("type"); err == nil {
+		if s.Type, ok = v.StringValueOK(); !ok {
+			return s, wrong("type", v, "a string")
+		}
+	}
+	if v, err := d.LookupErr("options"); err == nil {
+		o, ok := v.DocumentOK()
+		if !ok {
+			return s, wrong("options", v, "a document")
+		}
+		s.Options = append(bson.Raw(nil), o...)
+	}
+	if v, err := d.LookupErr("info"); err == nil {
+		info, ok := v.DocumentOK()
+		if !ok {
+			return s, wrong("info", v, "a document")
+		}
+		if v, err := info.LookupErr("readOnly"); err == nil {
+			if s.ReadOnly, ok = v.BooleanOK(); !ok {
+				return s, wrong("info.readOnly", v, "a boolean")
+			}
+		}
+		if v, err := info.LookupErr("uuid"); err == nil {
+			u, ok := v.BinaryOK()
+			if !ok {
+				return s, wrong("info.uuid", v, "a binary")
+			}
+			u.Data = append([]byte(nil), u.Data...)
+			s.UUID = &u
+		}
+	}
+	if v, err := d.LookupErr("idIndex"); err == nil {
+		ix, ok := v.DocumentOK()
+		if !ok {
+			return s, wrong("idIndex", v, "a document")
+		}
+		spec, err := indexSpecification(ix, db+"."+s.Name, path+"idIndex.")
+		if err != nil {
+			return s, err
+		}
+		s.IDIndex = &spec
+	}
+	return s, nil
 }
 
 // CreateCollectionOptions are the options of CreateCollection; each is

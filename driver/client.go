@@ -689,18 +689,23 @@ type TopologySnapshot struct {
 // PoolStats is a snapshot of one server's connection pool, in the manner
 // of database/sql.DBStats.
 type PoolStats struct {
-	State              string // "paused", "ready" or "closed"
-	Max                int    // maxPoolSize; 0 means no limit
-	Total              int    // open connections: idle, in use and being established
-	Idle               int
-	InUse              int
-	PendingConnections int   // being established
-	WaitCount          int   // checkouts waiting now
-	Waited             int64 // checkouts that had to wait, since the pool was created
-	WaitDuration       time.Duration
-	CreatedTotal       int64
-	ClosedTotal        int64
-	Generation         uint64 // incremented by each clear
+	State string // "paused", "ready" or "closed"
+	Max   int    // maxPoolSize; 0 means no limit
+	Total int    // open connections: idle, in use and being established
+	Idle  int
+	InUse int
+	// InUseByCursors and InUseByTransactions are the checked-out
+	// connections pinned to cursors and to transactions (load-balanced
+	// mode); the rest of InUse serve single operations.
+	InUseByCursors      int
+	InUseByTransactions int
+	PendingConnections  int   // being established
+	WaitCount           int   // checkouts waiting now
+	Waited              int64 // checkouts that had to wait, since the pool was created
+	WaitDuration        time.Duration
+	CreatedTotal        int64
+	ClosedTotal         int64
+	Generation          uint64 // incremented by each clear
 }
 
 // Topology returns a snapshot of the deployment: every server's

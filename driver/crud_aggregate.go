@@ -22,7 +22,7 @@ type AggregateOptions struct {
 	// stop from running.
 	BatchSize *int32
 	// BypassDocumentValidation lets $out and $merge write documents the
-	// target's validator refuses; sent only when true.
+	// target's validator refuses; sent whenever set, false included.
 	BypassDocumentValidation *bool
 	// Collation is a document such as bson.D{{"locale", "en"}}.
 	Collation any
@@ -158,7 +158,7 @@ func aggregateCommand(target bson.RawValue, pipeline any, o *AggregateOptions) (
 	cmd := operation.NewCommand("aggregate", target, len(p)+64).
 		Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: p}).Doc("cursor", cur).
 		Bool("allowDiskUse", o.AllowDiskUse)
-	cmd.True("bypassDocumentValidation", o.BypassDocumentValidation != nil && *o.BypassDocumentValidation)
+	cmd.Bool("bypassDocumentValidation", o.BypassDocumentValidation)
 	cmd.Value("collation", vals[0])
 	if o.MaxTime != nil && *o.MaxTime > 0 {
 		ms := o.MaxTime.Milliseconds()
@@ -294,7 +294,7 @@ func (db *Database) cursor(res operation.Result, co operation.CursorOptions) (*C
 	c := db.client
 	oc, err := operation.NewCursor(c.exec, db.name, res, co)
 	if err != nil {
-		return nil, &OperationError{Op: "cursor", Address: res.Address, Err: err}
+		return nil, &OperationError{Op: "cursor", Address: res.Address, Err: publicError(err)}
 	}
 	return newCursor(c, oc, co.Tailable), nil
 }

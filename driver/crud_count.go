@@ -132,18 +132,13 @@ func (coll *Collection) CountDocuments(ctx context.Context, filter any, opts ...
 	if err != nil {
 		return 0, err
 	}
-	v, lerr := res.Body.LookupErr("cursor", "firstBatch")
-	if lerr != nil || v.Type != bson.TypeArray {
-		return 0, &OperationError{Op: "aggregate", Address: res.Address, Err: &operation.CursorError{Reason: `"cursor.firstBatch" is missing`}}
+	d, ok, err := operation.FirstDocument(res.Body)
+	if err != nil {
+		return 0, &OperationError{Op: "aggregate", Address: res.Address, Err: publicError(err)}
 	}
-	it := bson.Raw(v.Value).Iter()
-	if !it.Next() {
+	if !ok {
 		// Nothing matched: $group returns no document at all.
 		return 0, nil
-	}
-	d, ok := it.Value().DocumentOK()
-	if !ok {
-		return 0, &OperationError{Op: "aggregate", Address: res.Address, Err: &operation.CursorError{Reason: "a batch element is not a document"}}
 	}
 	return countField(d, "aggregate", res.Address)
 }
@@ -161,13 +156,20 @@ var countGroup = func() bson.Raw {
 
 // countField reads the n of a count reply or of countDocuments' $group.
 func countField(d bson.Raw, op, addr string) (int64, error) {
+	field := "n"
+	if op == "aggregate" {
+		field = "cursor.firstBatch.0.n"
+	}
 	v, err := d.LookupErr("n")
 	if err != nil {
-		return 0, &OperationError{Op: op, Address: addr, Err: fmt.Errorf(`the reply has no "n"`)}
+		return 0, replyError(op, addr, field, "missing")
 	}
 	n, ok := v.AsInt64OK()
 	if !ok {
-		return 0, &OperationError{Op: op, Address: addr, Err: fmt.Errorf(`the reply's "n" is a %s, not a number`, v.Type)}
+		return 0, replyError(op, addr, field, fmt.Sprintf("a %s, not an integer", v.Type))
+	}
+	if n < 0 {
+		return 0, replyError(op, addr, field, fmt.Sprintf("%d is negative", n))
 	}
 	return n, nil
 }

@@ -2,7 +2,7 @@ package driver
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -127,9 +127,22 @@ func (coll *Collection) Distinct(ctx context.Context, field string, filter any, 
 	if err != nil {
 		return &DistinctResult{err: err}
 	}
-	v, lerr := res.Body.LookupErr("values")
-	if lerr != nil || v.Type != bson.TypeArray {
-		return &DistinctResult{err: &OperationError{Op: "distinct", Address: res.Address, Err: errors.New(`malformed distinct reply: no "values" array`)}}
+	values, err := distinctValues(res.Body)
+	if err != nil {
+		return &DistinctResult{err: &OperationError{Op: "distinct", Address: res.Address, Err: err}}
 	}
-	return &DistinctResult{values: bson.Raw(v.Value)}
+	return &DistinctResult{values: values}
+}
+
+// distinctValues reads the values array of a distinct reply.
+func distinctValues(body bson.Raw) (bson.Raw, error) {
+	v, err := body.LookupErr("values")
+	if err != nil {
+		return nil, &ReplyError{Field: "values", Reason: "missing"}
+	}
+	a, ok := v.ArrayOK()
+	if !ok {
+		return nil, &ReplyError{Field: "values", Reason: fmt.Sprintf("a %s, not an array", v.Type)}
+	}
+	return a, nil
 }

@@ -266,7 +266,7 @@ func (coll *Collection) cursor(res operation.Result, co operation.CursorOptions)
 	c := coll.db.client
 	oc, err := operation.NewCursor(c.exec, coll.db.name, res, co)
 	if err != nil {
-		return nil, &OperationError{Op: "cursor", Address: res.Address, Err: err}
+		return nil, &OperationError{Op: "cursor", Address: res.Address, Err: publicError(err)}
 	}
 	return newCursor(c, oc, co.Tailable), nil
 }
@@ -303,17 +303,12 @@ func (coll *Collection) FindOne(ctx context.Context, filter any, opts ...*FindOn
 	if err != nil {
 		return &SingleResult{err: err}
 	}
-	v, lerr := res.Body.LookupErr("cursor", "firstBatch")
-	if lerr != nil || v.Type != bson.TypeArray {
-		return &SingleResult{err: &OperationError{Op: "find", Address: res.Address, Err: &operation.CursorError{Reason: `"cursor.firstBatch" is missing`}}}
+	d, ok, err := operation.FirstDocument(res.Body)
+	if err != nil {
+		return &SingleResult{err: &OperationError{Op: "find", Address: res.Address, Err: publicError(err)}}
 	}
-	it := bson.Raw(v.Value).Iter()
-	if !it.Next() {
-		return &SingleResult{err: ErrNoDocuments}
-	}
-	d, ok := it.Value().DocumentOK()
 	if !ok {
-		return &SingleResult{err: &OperationError{Op: "find", Address: res.Address, Err: &operation.CursorError{Reason: "a batch element is not a document"}}}
+		return &SingleResult{err: ErrNoDocuments}
 	}
 	return &SingleResult{doc: d}
 }

@@ -273,7 +273,10 @@ func (coll *Collection) findAndModify(ctx context.Context, filter any, s *famSpe
 	if err != nil {
 		if res.Body != nil && isWriteConcernOnly(err) {
 			// The change was made; the write concern was not satisfied.
-			wr, _ := parseWriteReply(res.Body, 0)
+			wr, perr := parseWriteReply(res.Body, 0)
+			if perr != nil {
+				return &SingleResult{err: &OperationError{Op: "findAndModify", Address: res.Address, Err: perr}}
+			}
 			return &SingleResult{err: &OperationError{Op: "findAndModify", Address: res.Address,
 				Err: &WriteException{WriteConcernError: wr.wce, Labels: wr.labels, Raw: res.Body}}}
 		}
@@ -282,14 +285,45 @@ func (coll *Collection) findAndModify(ctx context.Context, filter any, s *famSpe
 	if op.Unacknowledged {
 		return &SingleResult{err: ErrUnacknowledgedWrite}
 	}
-	v, lerr := res.Body.LookupErr("value")
-	if lerr != nil || v.Type == bson.TypeNull {
+	d, found, err := parseFindAndModifyReply(res.Body)
+	if err != nil {
+		return &SingleResult{err: &OperationError{Op: "findAndModify", Address: res.Address, Err: err}}
+	}
+	if !found {
 		return &SingleResult{err: ErrNoDocuments}
+	}
+	return &SingleResult{doc: d}
+}
+
+// parseFindAndModifyReply reads a findAndModify reply: value, which the
+// server always sends, is the document or null (no document); the
+// lastErrorObject, when there, must be a document whose n is a
+// non-negative integer and whose updatedExisting is a boolean.
+func parseFindAndModifyReply(body bson.Raw) (doc bson.Raw, found bool, err error) {
+	if v, err := body.LookupErr("lastErrorObject"); err == nil {
+		leo, ok := v.DocumentOK()
+		if !ok {
+			return nil, false, &ReplyError{Field: "lastErrorObject", Reason: fmt.Sprintf("a %s, not a document", v.Type)}
+		}
+		if n, err := leo.LookupErr("n"); err == nil {
+			if i, ok := n.AsInt64OK(); !ok || i < 0 {
+				return nil, false, &ReplyError{Field: "lastErrorObject.n", Reason: fmt.Sprintf("not a non-negative integer (a %s)", n.Type)}
+			}
+		}
+		if u, err := leo.LookupErr("updatedExisting"); err == nil && u.Type != bson.TypeBoolean {
+			return nil, false, &ReplyError{Field: "lastErrorObject.updatedExisting", Reason: fmt.Sprintf("a %s, not a boolean", u.Type)}
+		}
+	}
+	v, err := body.LookupErr("value")
+	if err != nil {
+		return nil, false, &ReplyError{Field: "value", Reason: "missing"}
+	}
+	if v.Type == bson.TypeNull {
+		return nil, false, nil
 	}
 	d, ok := v.DocumentOK()
 	if !ok {
-		return &SingleResult{err: &OperationError{Op: "findAndModify", Address: res.Address,
-			Err: &operation.CursorError{Reason: "the reply's value is a " + v.Type.String() + ", not a document"}}}
+		return nil, false, &ReplyError{Field: "value", Reason: fmt.Sprintf("a %s, not a document or null", v.Type)}
 	}
-	return &SingleResult{doc: d}
+	return d, true, nil
 }

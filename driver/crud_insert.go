@@ -217,9 +217,15 @@ func (coll *Collection) runWrite(ctx context.Context, op *operation.Op, offset i
 		}
 		return writeReply{}, res.Address, err
 	}
+	if op.Unacknowledged {
+		return writeReply{}, res.Address, nil
+	}
 	wr, perr := parseWriteReply(res.Body, offset)
+	if perr == nil && op.Batch != nil {
+		perr = checkWriteReply(&wr, op.Name, offset, op.Batch.Sent)
+	}
 	if perr != nil {
-		return wr, res.Address, &OperationError{Op: op.Name, Address: res.Address, Err: perr}
+		return writeReply{}, res.Address, &OperationError{Op: op.Name, Address: res.Address, Err: perr}
 	}
 	return wr, res.Address, nil
 }

@@ -113,7 +113,7 @@ func TestAggregate(t *testing.T) {
 				Hint: "_id_", BypassDocumentValidation: driver.Ptr(false), BatchSize: driver.Ptr[int32](1)},
 			wantIDs: []int{1, 2},
 			want: map[string]string{"allowDiskUse": "true", "maxTimeMS": "5000", "comment": `{"who":"test"}`, "hint": `"_id_"`,
-				"bypassDocumentValidation": "<absent>"},
+				"bypassDocumentValidation": "false"},
 			wantGetMore: map[string]string{"comment": `{"who":"test"}`, "maxTimeMS": "<absent>"}},
 		{name: "let", pipeline: bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{"$qty", "$$q"}}}}}}}},
 			opts: &driver.AggregateOptions{Let: bson.D{{Key: "q", Value: 50}}}, wantIDs: []int{5}, want: map[string]string{"let": `{"q":50}`}},

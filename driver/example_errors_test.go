@@ -187,3 +187,25 @@ func (m *startedMonitor) CommandStarted(ctx context.Context, e *event.CommandSta
 }
 func (m *startedMonitor) CommandSucceeded(context.Context, *event.CommandSucceeded) {}
 func (m *startedMonitor) CommandFailed(context.Context, *event.CommandFailed)       {}
+
+// A reply the driver cannot use (a field missing, of the wrong type or
+// with an impossible value) is a *ReplyError naming the field, inside the
+// *OperationError of the command.
+func ExampleReplyError() {
+	s := startServer(mongotest.Options{})
+	defer s.Close()
+	client := connectTo(s.URI())
+	defer client.Disconnect(context.Background())
+	// A scripted server that counts a negative number of documents.
+	s.Handle("count", func(context.Context, *mongotest.Server, *mongotest.Request) (bson.Raw, error) {
+		return bson.Marshal(bson.D{{Key: "n", Value: -3}})
+	})
+
+	_, err := client.Database("shop").Collection("orders").EstimatedDocumentCount(context.Background())
+	var re *driver.ReplyError
+	if errors.As(err, &re) {
+		fmt.Println(re.Field, "-", re.Reason)
+	}
+	// Output:
+	// n - -3 is negative
+}

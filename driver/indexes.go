@@ -111,30 +111,42 @@ type IndexSpecification struct {
 }
 
 // indexSpecification decodes d, an index specification; ns fills in a
-// missing namespace.
-func indexSpecification(d bson.Raw, ns string) IndexSpecification {
+// missing namespace and path prefixes the fields in errors. The name and
+// the key document are required. The options are taken as the server
+// stored them: a boolean option may be a number (1), and an option of
+// another type (a legacy index's string expireAfterSeconds) is left out
+// rather than failing the whole listing.
+func indexSpecification(d bson.Raw, ns, path string) (IndexSpecification, error) {
 	d = append(bson.Raw(nil), d...)
 	s := IndexSpecification{Namespace: ns, Raw: d}
-	s.Name, _ = d.Lookup("name").StringValueOK()
+	var ok bool
+	if s.Name, ok = d.Lookup("name").StringValueOK(); !ok {
+		return s, &ReplyError{Field: path + "name", Reason: "missing or not a string"}
+	}
+	if s.KeysDocument, ok = d.Lookup("key").DocumentOK(); !ok {
+		return s, &ReplyError{Field: path + "key", Reason: "missing or not a document"}
+	}
 	if v, ok := d.Lookup("ns").StringValueOK(); ok {
 		s.Namespace = v
 	}
-	s.KeysDocument, _ = d.Lookup("key").DocumentOK()
 	if v, ok := d.Lookup("v").AsInt64OK(); ok {
-		s.Version = int32(v)
+		s.Version = int32(max(min(v, 1<<31-1), -1<<31))
 	}
-	if v, ok := d.Lookup("expireAfterSeconds").AsInt64OK(); ok {
+	if v, ok := d.Lookup("expireAfterSeconds").AsFloat64OK(); ok && v == v {
 		s.ExpireAfterSeconds = Ptr(int32(max(min(v, 1<<31-1), -1<<31)))
 	}
 	for _, b := range []struct {
 		key string
 		dst **bool
 	}{{"sparse", &s.Sparse}, {"unique", &s.Unique}, {"hidden", &s.Hidden}, {"clustered", &s.Clustered}} {
-		if v, ok := d.Lookup(b.key).BooleanOK(); ok {
-			*b.dst = Ptr(v)
+		v := d.Lookup(b.key)
+		if t, ok := v.BooleanOK(); ok {
+			*b.dst = Ptr(t)
+		} else if f, ok := v.AsFloat64OK(); ok {
+			*b.dst = Ptr(f != 0)
 		}
 	}
-	return s
+	return s, nil
 }
 
 // IndexName returns the name the driver gives an index with keys and no
@@ -336,10 +348,56 @@ func (iv IndexView) create(ctx context.Context, models []IndexModel, arg string,
 			return nil
 		}
 	}
-	if _, err := coll.run(ctx, op); err != nil {
+	res, err := coll.run(ctx, op)
+	if err != nil {
 		return nil, err
 	}
+	if err := checkCreateIndexesReply(res.Body); err != nil {
+		return nil, &OperationError{Op: "createIndexes", Address: res.Address, Err: err}
+	}
 	return names, nil
+}
+
+// checkCreateIndexesReply checks the fields of a createIndexes reply that
+// say what was done: numIndexesBefore and numIndexesAfter are
+// non-negative integers, createdCollectionAutomatically a boolean, note a
+// string, and a mongos's per-shard raw a document. The driver returns the
+// names it sent, so it reads nothing else; the check keeps a garbled
+// reply from passing for a success.
+func checkCreateIndexesReply(body bson.Raw) error {
+	it := body.Iter()
+	for it.Next() {
+		v := it.Value()
+		var want string
+		switch key := it.Key(); key {
+		case "numIndexesBefore", "numIndexesAfter":
+			if n, ok := v.AsInt64OK(); !ok || n < 0 {
+				return &ReplyError{Field: key, Reason: fmt.Sprintf("not a non-negative integer (a %s)", v.Type)}
+			}
+		case "createdCollectionAutomatically":
+			want = "a boolean"
+			if v.Type == bson.TypeBoolean {
+				continue
+			}
+		case "note":
+			want = "a string"
+			if v.Type == bson.TypeString {
+				continue
+			}
+		case "raw":
+			want = "a document"
+			if v.Type == bson.TypeEmbeddedDocument {
+				continue
+			}
+		}
+		if want != "" {
+			return &ReplyError{Field: it.Key(), Reason: fmt.Sprintf("a %s, not %s", v.Type, want)}
+		}
+	}
+	if err := it.Err(); err != nil {
+		return &ReplyError{Field: "reply", Reason: err.Error()}
+	}
+	return nil
 }
 
 // DropOne drops the index called name. "*" (every index) is refused: use
@@ -431,8 +489,12 @@ func (iv IndexView) ListSpecifications(ctx context.Context, opts ...*ListIndexes
 	}
 	defer cur.Close(ctx)
 	specs := []IndexSpecification{}
-	for cur.Next(ctx) {
-		specs = append(specs, indexSpecification(cur.Current, iv.coll.Namespace()))
+	for i := 0; cur.Next(ctx); i++ {
+		s, err := indexSpecification(cur.Current, iv.coll.Namespace(), fmt.Sprintf("index %d: ", i))
+		if err != nil {
+			return nil, malformed("listIndexes", "", err)
+		}
+		specs = append(specs, s)
 	}
 	return specs, cur.Err()
 }
@@ -445,10 +507,10 @@ func (iv IndexView) ListNames(ctx context.Context, opts ...*ListIndexesOptions) 
 	}
 	defer cur.Close(ctx)
 	names := []string{}
-	for cur.Next(ctx) {
+	for i := 0; cur.Next(ctx); i++ {
 		name, ok := cur.Current.Lookup("name").StringValueOK()
 		if !ok {
-			return nil, malformed("listIndexes", "", `an index has no "name" string`)
+			return nil, malformed("listIndexes", "", &ReplyError{Field: fmt.Sprintf("index %d: name", i), Reason: "missing or not a string"})
 		}
 		names = append(names, name)
 	}

@@ -3,6 +3,8 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -169,6 +171,7 @@ type BulkWriteResult struct {
 // results are made from.
 type writeReply struct {
 	n           int64
+	haveN       bool
 	nModified   int64
 	upserted    []upserted
 	writeErrors []WriteError
@@ -183,103 +186,221 @@ type upserted struct {
 
 // parseWriteReply reads a write command's reply; offset is added to the
 // statement indexes (the batch's start among the caller's statements).
+// What the results are made from must have its type: n and nModified are
+// non-negative integers, each upserted entry has an index and an _id,
+// each write error an index and a code, a write concern error a code,
+// and errorLabels are strings. Anything else is a *ReplyError naming the
+// field.
 func parseWriteReply(body bson.Raw, offset int) (writeReply, error) {
 	var r writeReply
 	it := body.Iter()
 	for it.Next() {
 		v := it.Value()
-		switch it.Key() {
-		case "n":
-			r.n, _ = v.AsInt64OK()
-		case "nModified":
-			r.nModified, _ = v.AsInt64OK()
-		case "upserted":
-			arr, ok := v.ArrayOK()
+		switch key := it.Key(); key {
+		case "n", "nModified":
+			n, ok := v.AsInt64OK()
 			if !ok {
-				return r, fmt.Errorf("malformed write reply: upserted is a %s", v.Type)
+				return r, &ReplyError{Field: key, Reason: fmt.Sprintf("a %s, not an integer", v.Type)}
 			}
-			ai := arr.Iter()
-			for ai.Next() {
-				d, ok := ai.Value().DocumentOK()
-				if !ok {
-					return r, fmt.Errorf("malformed write reply: an upserted entry is a %s", ai.Value().Type)
+			if n < 0 {
+				return r, &ReplyError{Field: key, Reason: fmt.Sprintf("%d is negative", n)}
+			}
+			if key == "n" {
+				r.n, r.haveN = n, true
+			} else {
+				r.nModified = n
+			}
+		case "upserted":
+			err := eachEntry(v, "upserted", func(path string, d bson.Raw) error {
+				idx, err := statementIndex(d, path, offset)
+				if err != nil {
+					return err
 				}
-				idx, _ := d.Lookup("index").AsInt64OK()
-				r.upserted = append(r.upserted, upserted{index: int(idx) + offset, id: d.Lookup("_id")})
+				id, err := d.LookupErr("_id")
+				if err != nil {
+					return &ReplyError{Field: path + "._id", Reason: "missing"}
+				}
+				r.upserted = append(r.upserted, upserted{index: idx, id: id})
+				return nil
+			})
+			if err != nil {
+				return r, err
 			}
 		case "writeErrors":
-			arr, ok := v.ArrayOK()
-			if !ok {
-				return r, fmt.Errorf("malformed write reply: writeErrors is a %s", v.Type)
-			}
-			ai := arr.Iter()
-			for ai.Next() {
-				d, ok := ai.Value().DocumentOK()
-				if !ok {
-					return r, fmt.Errorf("malformed write reply: a write error is a %s", ai.Value().Type)
+			err := eachEntry(v, "writeErrors", func(path string, d bson.Raw) error {
+				idx, err := statementIndex(d, path, offset)
+				if err != nil {
+					return err
 				}
-				var we WriteError
-				di := d.Iter()
-				for di.Next() {
-					dv := di.Value()
-					switch di.Key() {
-					case "index":
-						i, _ := dv.AsInt64OK()
-						we.Index = int(i) + offset
-					case "code":
-						c, _ := dv.AsInt64OK()
-						we.Code = int32(c)
-					case "codeName":
-						we.CodeName, _ = dv.StringValueOK()
-					case "errmsg":
-						we.Message, _ = dv.StringValueOK()
-					case "errInfo":
-						if doc, ok := dv.DocumentOK(); ok {
-							we.Details = append(bson.Raw(nil), doc...)
-						}
-					}
+				we := WriteError{Index: idx}
+				if we.Code, we.CodeName, we.Message, we.Details, err = errorFields(d, path); err != nil {
+					return err
 				}
 				r.writeErrors = append(r.writeErrors, we)
+				return nil
+			})
+			if err != nil {
+				return r, err
 			}
 		case "writeConcernError":
 			d, ok := v.DocumentOK()
 			if !ok {
-				return r, fmt.Errorf("malformed write reply: writeConcernError is a %s", v.Type)
+				return r, &ReplyError{Field: key, Reason: fmt.Sprintf("a %s, not a document", v.Type)}
 			}
 			w := &WriteConcernError{}
-			di := d.Iter()
-			for di.Next() {
-				dv := di.Value()
-				switch di.Key() {
-				case "code":
-					c, _ := dv.AsInt64OK()
-					w.Code = int32(c)
-				case "codeName":
-					w.CodeName, _ = dv.StringValueOK()
-				case "errmsg":
-					w.Message, _ = dv.StringValueOK()
-				case "errInfo":
-					if doc, ok := dv.DocumentOK(); ok {
-						w.Details = append(bson.Raw(nil), doc...)
-					}
-				}
+			var err error
+			if w.Code, w.CodeName, w.Message, w.Details, err = errorFields(d, key); err != nil {
+				return r, err
 			}
 			r.wce = w
 		case "errorLabels":
-			if arr, ok := v.ArrayOK(); ok {
-				ai := arr.Iter()
-				for ai.Next() {
-					if s, ok := ai.Value().StringValueOK(); ok {
-						r.labels = append(r.labels, s)
-					}
-				}
+			if err := eachEntry(v, key, nil); err != nil {
+				return r, err
+			}
+			ai := v.Array().Iter()
+			for ai.Next() {
+				r.labels = append(r.labels, ai.Value().StringValue())
 			}
 		}
+	}
+	if err := it.Err(); err != nil {
+		return r, &ReplyError{Field: "reply", Reason: err.Error()}
 	}
 	if r.wce != nil {
 		r.wce.Labels = r.labels
 	}
 	return r, nil
+}
+
+// eachEntry walks the array v of a write reply (path is its field):
+// with fn nil its elements must be strings (errorLabels), otherwise
+// documents, which fn gets with their path.
+func eachEntry(v bson.RawValue, path string, fn func(path string, d bson.Raw) error) error {
+	arr, ok := v.ArrayOK()
+	if !ok {
+		return &ReplyError{Field: path, Reason: fmt.Sprintf("a %s, not an array", v.Type)}
+	}
+	ai := arr.Iter()
+	for i := 0; ai.Next(); i++ {
+		p := path + "." + strconv.Itoa(i)
+		ev := ai.Value()
+		if fn == nil {
+			if ev.Type != bson.TypeString {
+				return &ReplyError{Field: p, Reason: fmt.Sprintf("a %s, not a string", ev.Type)}
+			}
+			continue
+		}
+		d, ok := ev.DocumentOK()
+		if !ok {
+			return &ReplyError{Field: p, Reason: fmt.Sprintf("a %s, not a document", ev.Type)}
+		}
+		if err := fn(p, d); err != nil {
+			return err
+		}
+	}
+	if err := ai.Err(); err != nil {
+		return &ReplyError{Field: path, Reason: err.Error()}
+	}
+	return nil
+}
+
+// statementIndex reads the index of an upserted entry or a write error:
+// a statement's position in the batch, plus offset.
+func statementIndex(d bson.Raw, path string, offset int) (int, error) {
+	v, err := d.LookupErr("index")
+	if err != nil {
+		return 0, &ReplyError{Field: path + ".index", Reason: "missing"}
+	}
+	i, ok := v.AsInt64OK()
+	if !ok {
+		return 0, &ReplyError{Field: path + ".index", Reason: fmt.Sprintf("a %s, not an integer", v.Type)}
+	}
+	if i < 0 || i > math.MaxInt32 {
+		return 0, &ReplyError{Field: path + ".index", Reason: fmt.Sprintf("%d is not a statement index", i)}
+	}
+	return int(i) + offset, nil
+}
+
+// errorFields reads the code (required, an int32), codeName and errmsg
+// (strings) and errInfo (a document) of a write error or a write concern
+// error.
+func errorFields(d bson.Raw, path string) (code int32, codeName, msg string, info bson.Raw, err error) {
+	haveCode := false
+	it := d.Iter()
+	for it.Next() {
+		v := it.Value()
+		var ok bool
+		switch key := it.Key(); key {
+		case "code":
+			c, ok := v.AsInt64OK()
+			if !ok || c < math.MinInt32 || c > math.MaxInt32 {
+				return 0, "", "", nil, &ReplyError{Field: path + ".code", Reason: fmt.Sprintf("not a 32-bit integer (a %s)", v.Type)}
+			}
+			code, haveCode = int32(c), true
+		case "codeName", "errmsg":
+			var str string
+			if str, ok = v.StringValueOK(); !ok {
+				return 0, "", "", nil, &ReplyError{Field: path + "." + key, Reason: fmt.Sprintf("a %s, not a string", v.Type)}
+			}
+			if key == "codeName" {
+				codeName = str
+			} else {
+				msg = str
+			}
+		case "errInfo":
+			doc, ok := v.DocumentOK()
+			if !ok {
+				return 0, "", "", nil, &ReplyError{Field: path + ".errInfo", Reason: fmt.Sprintf("a %s, not a document", v.Type)}
+			}
+			info = append(bson.Raw(nil), doc...)
+		}
+	}
+	if err := it.Err(); err != nil {
+		return 0, "", "", nil, &ReplyError{Field: path, Reason: err.Error()}
+	}
+	if !haveCode {
+		return 0, "", "", nil, &ReplyError{Field: path + ".code", Reason: "missing"}
+	}
+	return code, codeName, msg, info, nil
+}
+
+// checkWriteReply checks a write reply against its batch: sent statements
+// starting at offset. The statement indexes must fall in the batch, once
+// each; n is required; an insert cannot insert and refuse more documents
+// than it sent; and an update
+// cannot upsert more documents than it counts, or modify more than it matched.
+func checkWriteReply(wr *writeReply, name string, offset, sent int) error {
+	if !wr.haveN && len(wr.writeErrors) == 0 {
+		// A reply with write errors and no n is taken as n: 0, as some
+		// servers (FerretDB v1) answer a refused statement: the write
+		// errors still reach the caller. Without write errors, the count
+		// is the only result and its absence is an error.
+		return &ReplyError{Field: "n", Reason: "missing"}
+	}
+	seen := make(map[int]bool, len(wr.writeErrors))
+	for i, we := range wr.writeErrors {
+		if we.Index < offset || we.Index >= offset+sent {
+			return &ReplyError{Field: fmt.Sprintf("writeErrors.%d.index", i), Reason: fmt.Sprintf("%d is outside the batch of %d statements", we.Index-offset, sent)}
+		}
+		if seen[we.Index] {
+			return &ReplyError{Field: fmt.Sprintf("writeErrors.%d.index", i), Reason: fmt.Sprintf("statement %d has a write error already", we.Index-offset)}
+		}
+		seen[we.Index] = true
+	}
+	for i, u := range wr.upserted {
+		if u.index < offset || u.index >= offset+sent {
+			return &ReplyError{Field: fmt.Sprintf("upserted.%d.index", i), Reason: fmt.Sprintf("%d is outside the batch of %d statements", u.index-offset, sent)}
+		}
+	}
+	switch {
+	case name == "insert" && wr.n+int64(len(wr.writeErrors)) > int64(sent):
+		return &ReplyError{Field: "n", Reason: fmt.Sprintf("%d documents inserted and %d refused from a batch of %d", wr.n, len(wr.writeErrors), sent)}
+	case int64(len(wr.upserted)) > wr.n:
+		return &ReplyError{Field: "n", Reason: fmt.Sprintf("%d is less than the %d upserted documents", wr.n, len(wr.upserted))}
+	case wr.nModified > wr.n-int64(len(wr.upserted)):
+		return &ReplyError{Field: "nModified", Reason: fmt.Sprintf("%d is more than the %d documents matched", wr.nModified, wr.n-int64(len(wr.upserted)))}
+	}
+	return nil
 }
 
 // rawValueToAny decodes a single value into its natural Go type.

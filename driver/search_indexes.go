@@ -62,7 +62,7 @@ func (v SearchIndexView) CreateOne(ctx context.Context, model SearchIndexModel) 
 		return "", err
 	}
 	if len(names) != 1 {
-		return "", malformed("createSearchIndexes", "", fmt.Sprintf("the reply names %d indexes, not 1", len(names)))
+		return "", malformed("createSearchIndexes", "", &ReplyError{Field: "indexesCreated", Reason: fmt.Sprintf("names %d indexes, not 1", len(names))})
 	}
 	return names[0], nil
 }
@@ -109,7 +109,7 @@ func (v SearchIndexView) create(ctx context.Context, models []SearchIndexModel, 
 	}
 	names, err := createdSearchIndexes(res.Body)
 	if err != nil {
-		return nil, malformed("createSearchIndexes", res.Address, err.Error())
+		return nil, malformed("createSearchIndexes", res.Address, err)
 	}
 	return names, nil
 }
@@ -118,10 +118,10 @@ func (v SearchIndexView) create(ctx context.Context, models []SearchIndexModel, 
 // {indexesCreated: [{id, name}, ...]}.
 func createdSearchIndexes(body bson.Raw) ([]string, error) {
 	names := []string{}
-	err := eachOf(body, "indexesCreated", func(d bson.Raw) error {
+	err := eachOf(body, "indexesCreated", func(path string, d bson.Raw) error {
 		n, ok := d.Lookup("name").StringValueOK()
 		if !ok {
-			return fmt.Errorf(`a created index has no "name" string`)
+			return &ReplyError{Field: path + ".name", Reason: "missing or not a string"}
 		}
 		names = append(names, n)
 		return nil

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -199,13 +200,13 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	nc, err := d.DialContext(ctx, network, cfg.Address)
 	if err != nil {
-		return nil, &NetworkError{Op: "dial", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)}
+		return nil, overloaded(&NetworkError{Op: "dial", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)})
 	}
 	if cfg.TLS != nil {
 		tc := tls.Client(nc, cfg.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = nc.Close()
-			return nil, &NetworkError{Op: "tls", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)}
+			return nil, overloaded(&NetworkError{Op: "tls", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)})
 		}
 		nc = tc
 	}
@@ -223,9 +224,51 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	if err := c.handshake(ctx); err != nil {
 		_ = c.Close()
+		// A network error during the hello comes bare (during
+		// authentication it is inside a *HandshakeError, and gets no
+		// label).
+		if ne, ok := err.(*NetworkError); ok {
+			err = overloaded(ne)
+		}
 		return nil, err
 	}
 	return c, nil
+}
+
+// overloaded adds the backpressure labels (SystemOverloadedError,
+// RetryableError) to a network error or timeout while connecting or during
+// the initial hello, as CMAP's "backpressure-enabled" rule requires, so that
+// SDAM leaves the pool alone: a server too busy to accept connections is not
+// a server gone. Errors that never come from overload get none: a failed
+// DNS lookup, and a TLS handshake that failed for a reason other than I/O
+// (a certificate that does not verify, a name that does not match, an
+// alert from the server).
+func overloaded(ne *NetworkError) *NetworkError {
+	if !overloadSign(ne) {
+		return ne
+	}
+	ne.Labels = append(ne.Labels, LabelSystemOverloaded, LabelRetryable)
+	return ne
+}
+
+func overloadSign(ne *NetworkError) bool {
+	err := ne.Err
+	var dns *net.DNSError
+	if errors.As(err, &dns) && !dns.IsTimeout {
+		return false
+	}
+	if ne.Op != "tls" {
+		return true
+	}
+	// TLS: only an I/O failure (the peer closed, a reset, a timeout) may
+	// be the server's overload.
+	if ne.timeout || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	// crypto/tls reports alerts as *net.OpError too ("remote error",
+	// "local error"): a refusal, not I/O.
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op != "remote error" && op.Op != "local error"
 }
 
 // deadline arms the stream's deadline for one exchange: the earlier of the

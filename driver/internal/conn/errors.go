@@ -3,6 +3,8 @@ package conn
 import (
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -26,6 +28,27 @@ type NetworkError struct {
 	ConnID  int64 // the driver's id of the connection
 	Err     error
 	timeout bool
+	// Labels are the error labels the driver attaches: SystemOverloadedError
+	// and RetryableError on an error while connecting or during the
+	// initial hello, as CMAP's backpressure rule requires (see Dial).
+	Labels []string
+}
+
+// Overload labels, which CMAP asks the pool to add to a network error or
+// timeout while establishing a connection (before authentication).
+const (
+	LabelSystemOverloaded = "SystemOverloadedError"
+	LabelRetryable        = "RetryableError"
+)
+
+// HasLabel reports whether the driver attached label to the error.
+func (e *NetworkError) HasLabel(label string) bool {
+	for _, l := range e.Labels {
+		if l == label {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *NetworkError) Error() string {
@@ -56,6 +79,10 @@ type HandshakeError struct {
 	ConnID  int64
 	Stage   string // "hello" or "auth"
 	Err     error
+	// ServiceID is the serviceId of the hello reply (load-balanced mode)
+	// when authentication failed after it: the load-balancers
+	// specification has such errors clear that service's connections.
+	ServiceID *bson.ObjectID
 }
 
 func (e *HandshakeError) Error() string {
@@ -168,11 +195,24 @@ func ReplyError(body bson.Raw) error {
 		return nil
 	}
 	ce := &CommandError{Labels: labels, WriteConcernError: wce, Raw: append(bson.Raw(nil), body...)}
+	badCode := ""
 	if v, isNum := body.Lookup("code").AsInt64OK(); isNum {
-		ce.Code = int32(v)
+		if v >= math.MinInt32 && v <= math.MaxInt32 {
+			ce.Code = int32(v)
+		} else {
+			// Not a server error code: say so rather than cut it down to
+			// another code.
+			badCode = "reply has an error code out of range: " + strconv.FormatInt(v, 10)
+		}
 	}
 	ce.CodeName, _ = body.Lookup("codeName").StringValueOK()
 	ce.Message, _ = body.Lookup("errmsg").StringValueOK()
+	if badCode != "" {
+		if ce.Message != "" {
+			badCode += "; " + ce.Message
+		}
+		ce.Message = badCode
+	}
 	if ce.Message == "" && ce.Code == 0 {
 		if okVal.Type == 0 {
 			ce.Message = "reply has no ok field"

@@ -49,18 +49,21 @@ type Cursor struct {
 	closed               bool
 }
 
-// CursorError is a reply whose cursor document is malformed.
-type CursorError struct {
+// ReplyError is a reply that lacks what the operation reads, or has it
+// with the wrong type or an impossible value: Field is the path in the
+// reply ("cursor.id", "cursor.firstBatch.3").
+type ReplyError struct {
+	Field  string
 	Reason string
 }
 
-func (e *CursorError) Error() string { return "malformed cursor reply: " + e.Reason }
+func (e *ReplyError) Error() string { return "malformed server reply: " + e.Field + ": " + e.Reason }
 
 // NewCursor reads the cursor a command opened from its result: the first
 // batch, the id and the namespace. It takes over res.Binding.
 func NewCursor(x *Executor, db string, res Result, opts CursorOptions) (*Cursor, error) {
 	c := &Cursor{x: x, db: db, opts: opts, binding: res.Binding}
-	if err := c.load(res.Body, "firstBatch"); err != nil {
+	if err := c.load(res.Body, "firstBatch", false); err != nil {
 		x.Release(context.Background(), c.binding)
 		c.binding = nil
 		return nil, err
@@ -72,69 +75,98 @@ func NewCursor(x *Executor, db string, res Result, opts CursorOptions) (*Cursor,
 	return c, nil
 }
 
-// load takes the cursor document of body: id, ns and the batch under key.
-func (c *Cursor) load(body bson.Raw, key string) error {
+// FirstDocument reads the first document of a cursor reply's firstBatch
+// (FindOne, countDocuments' $group), checking the cursor document as
+// NewCursor does; ok is false when the batch is empty.
+func FirstDocument(body bson.Raw) (doc bson.Raw, ok bool, err error) {
+	var c Cursor
+	if err := c.load(body, "firstBatch", false); err != nil {
+		return nil, false, err
+	}
+	return c.Next()
+}
+
+// load takes the cursor document of body: id, ns and the batch under key
+// (every element of which must be a document). Nothing changes unless the
+// whole cursor document is sound. A getMore's reply must carry the
+// cursor's id, or 0.
+func (c *Cursor) load(body bson.Raw, key string, getMore bool) error {
 	cv, err := body.LookupErr("cursor")
 	if err != nil {
-		return &CursorError{Reason: `the reply has no "cursor" document`}
+		return &ReplyError{Field: "cursor", Reason: "missing"}
 	}
 	cur, ok := cv.DocumentOK()
 	if !ok {
-		return &CursorError{Reason: `"cursor" is not a document`}
+		return &ReplyError{Field: "cursor", Reason: fmt.Sprintf("a %s, not a document", cv.Type)}
 	}
-	var batch bson.Raw
-	var haveID, haveBatch bool
+	var (
+		batch         bson.Raw
+		id            int64
+		db, coll      = c.db, c.coll
+		pbrt          bson.Raw
+		n             int // documents in batch
+		haveID, haveB bool
+	)
 	it := cur.Iter()
 	for it.Next() {
 		v := it.Value()
 		switch it.Key() {
 		case "id":
-			id, ok := v.AsInt64OK()
-			if !ok {
-				return &CursorError{Reason: fmt.Sprintf(`"cursor.id" is a %s, not a number`, v.Type)}
+			if id, ok = v.AsInt64OK(); !ok {
+				return &ReplyError{Field: "cursor.id", Reason: fmt.Sprintf("a %s, not an integer", v.Type)}
 			}
-			c.id, haveID = id, true
+			haveID = true
 		case "ns":
 			ns, ok := v.StringValueOK()
 			if !ok {
-				return &CursorError{Reason: `"cursor.ns" is not a string`}
+				return &ReplyError{Field: "cursor.ns", Reason: fmt.Sprintf("a %s, not a string", v.Type)}
 			}
-			if db, coll, ok := strings.Cut(ns, "."); ok {
-				c.db, c.coll = db, coll
+			d, cl, ok := strings.Cut(ns, ".")
+			if !ok || d == "" || cl == "" {
+				return &ReplyError{Field: "cursor.ns", Reason: fmt.Sprintf("%q is not a namespace (database.collection)", ns)}
 			}
+			db, coll = d, cl
 		case key:
 			a, ok := v.ArrayOK()
 			if !ok {
-				return &CursorError{Reason: fmt.Sprintf(`"cursor.%s" is not an array`, key)}
+				return &ReplyError{Field: "cursor." + key, Reason: fmt.Sprintf("a %s, not an array", v.Type)}
 			}
-			batch, haveBatch = a, true
+			bi := a.Iter()
+			for n = 0; bi.Next(); n++ {
+				if t := bi.Value().Type; t != bson.TypeEmbeddedDocument {
+					return &ReplyError{Field: fmt.Sprintf("cursor.%s.%d", key, n), Reason: fmt.Sprintf("a %s, not a document", t)}
+				}
+			}
+			if err := bi.Err(); err != nil {
+				return &ReplyError{Field: "cursor." + key, Reason: err.Error()}
+			}
+			batch, haveB = a, true
 		case "postBatchResumeToken":
-			if d, ok := v.DocumentOK(); ok {
-				c.postBatchResumeToken = d
+			d, ok := v.DocumentOK()
+			if !ok {
+				return &ReplyError{Field: "cursor.postBatchResumeToken", Reason: fmt.Sprintf("a %s, not a document", v.Type)}
 			}
+			pbrt = d
 		}
 	}
 	if err := it.Err(); err != nil {
-		return &CursorError{Reason: err.Error()}
+		return &ReplyError{Field: "cursor", Reason: err.Error()}
 	}
 	if !haveID {
-		return &CursorError{Reason: `"cursor.id" is missing`}
+		return &ReplyError{Field: "cursor.id", Reason: "missing"}
 	}
-	if !haveBatch {
-		return &CursorError{Reason: fmt.Sprintf(`"cursor.%s" is missing`, key)}
+	if !haveB {
+		return &ReplyError{Field: "cursor." + key, Reason: "missing"}
 	}
-	c.setBatch(batch)
+	if getMore && id != 0 && id != c.id {
+		return &ReplyError{Field: "cursor.id", Reason: fmt.Sprintf("%d is not the cursor's id %d", id, c.id)}
+	}
+	c.id, c.db, c.coll = id, db, coll
+	if pbrt != nil {
+		c.postBatchResumeToken = pbrt
+	}
+	c.batch, c.left, c.it = batch, n, batch.Iter()
 	return nil
-}
-
-func (c *Cursor) setBatch(batch bson.Raw) {
-	c.batch = batch
-	c.left = 0
-	it := batch.Iter()
-	for it.Next() {
-		c.left++
-	}
-	c.it = batch.Iter()
 }
 
 // ID returns the cursor id; 0 once the server has closed the cursor.
@@ -158,7 +190,7 @@ func (c *Cursor) Next() (bson.Raw, bool, error) {
 	if !c.it.Next() {
 		c.left = 0
 		if err := c.it.Err(); err != nil {
-			return nil, false, &CursorError{Reason: err.Error()}
+			return nil, false, &ReplyError{Field: "cursor batch", Reason: err.Error()}
 		}
 		return nil, false, nil
 	}
@@ -166,7 +198,7 @@ func (c *Cursor) Next() (bson.Raw, bool, error) {
 	c.returned++
 	d, ok := c.it.Value().DocumentOK()
 	if !ok {
-		return nil, false, &CursorError{Reason: fmt.Sprintf("a batch element is a %s, not a document", c.it.Value().Type)}
+		return nil, false, &ReplyError{Field: "cursor batch", Reason: fmt.Sprintf("an element is a %s, not a document", c.it.Value().Type)}
 	}
 	return d, true, nil
 }
@@ -215,8 +247,8 @@ func (c *Cursor) GetMore(ctx context.Context) error {
 		}
 		return err
 	}
-	if err := c.load(res.Body, "nextBatch"); err != nil {
-		return err
+	if err := c.load(res.Body, "nextBatch", true); err != nil {
+		return &Error{Op: "getMore", Address: res.Address, Err: err}
 	}
 	if c.id == 0 {
 		c.x.Release(ctx, c.binding)

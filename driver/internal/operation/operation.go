@@ -384,6 +384,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	case err == nil && op.Unacknowledged:
 		body = okDoc
 	}
+	if err == nil && body != nil {
+		// The connection takes only a document for a write concern error;
+		// anything else would pass for a write that was acknowledged.
+		if v, e := body.LookupErr("writeConcernError"); e == nil && v.Type != bson.TypeEmbeddedDocument {
+			err = &ReplyError{Field: "writeConcernError", Reason: fmt.Sprintf("a %s, not a document", v.Type)}
+		}
+	}
 	if x.Clock != nil {
 		src := body
 		if src == nil && err != nil {
@@ -397,8 +404,10 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
 		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion}
 		if hello.ServiceID != nil {
-			// Load-balanced mode: the cursor lives on this connection.
+			// Load-balanced mode: the cursor lives on this connection,
+			// which the pool counts as in use by a cursor.
 			nb.pinned, nb.pool, keep = pc, p, true
+			pc.Pin(pool.PinCursor)
 		}
 		res.Binding, owned = nb, false
 	}
