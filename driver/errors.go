@@ -106,9 +106,17 @@ type NetworkError struct {
 	Address      string
 	ConnectionID int64 // the driver's id of the connection
 	Err          error // the cause, e.g. a *net.OpError or context.Canceled
-	timeout      bool
-	shown        shown
+	// Labels are the error labels the driver attached: SystemOverloadedError
+	// and RetryableError on a network error or timeout while connecting or
+	// during the initial hello, which may be the server's overload (the
+	// CMAP specification's backpressure).
+	Labels  []string
+	timeout bool
+	shown   shown
 }
+
+// HasErrorLabel reports whether the driver attached label to the error.
+func (e *NetworkError) HasErrorLabel(label string) bool { return hasLabel(e.Labels, label) }
 
 func (e *NetworkError) Error() string {
 	var b strings.Builder
@@ -120,6 +128,7 @@ func (e *NetworkError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
+	b.WriteString(labelsText(e.Labels))
 	return b.String()
 }
 
@@ -261,7 +270,12 @@ type WaitQueueTimeoutError struct {
 	Waited  time.Duration
 	Pool    PoolStats
 	Err     error // context.DeadlineExceeded or context.Canceled
-	shown   shown
+	// LoadBalanced is set behind a load balancer, where the message gives
+	// what the load-balancers specification requires: maxPoolSize and the
+	// connections in use by cursors, by transactions and by other
+	// operations.
+	LoadBalanced bool
+	shown        shown
 }
 
 func (e *WaitQueueTimeoutError) Error() string {
@@ -279,6 +293,10 @@ func (e *WaitQueueTimeoutError) Error() string {
 	if e.shown&shownAddr == 0 {
 		b.WriteString(" to ")
 		b.WriteString(e.Address)
+	}
+	if e.LoadBalanced {
+		fmt.Fprintf(&b, " after %s: %s", e.Waited.Round(time.Microsecond), pool.LoadBalancedStats(pool.Stats(s)))
+		return b.String()
 	}
 	fmt.Fprintf(&b, " after %s: maxPoolSize %s, total %d, in use %d, idle %d, pending %d, waiting %d",
 		e.Waited.Round(time.Microsecond), max, s.Total, s.InUse, s.Idle, s.PendingConnections, s.WaitCount)
@@ -422,8 +440,14 @@ func IsDuplicateKeyError(err error) bool {
 
 // HasErrorLabel reports whether the server attached label (e.g.
 // "TransientTransactionError", "RetryableWriteError") to err, through a
-// CommandError or a WriteConcernError.
+// CommandError or a WriteConcernError, or whether the driver attached it
+// to a NetworkError (SystemOverloadedError and RetryableError on a failure
+// to establish a connection that may be the server's overload).
 func HasErrorLabel(err error, label string) bool {
+	var ne *NetworkError
+	if errors.As(err, &ne) && ne.HasErrorLabel(label) {
+		return true
+	}
 	var ce *CommandError
 	if errors.As(err, &ce) && ce.HasErrorLabel(label) {
 		return true
@@ -541,7 +565,7 @@ func convert(err error, addr string, connID int64) error {
 	case *conn.WriteConcernError:
 		return &WriteConcernError{Code: e.Code, CodeName: e.CodeName, Message: e.Message, Details: e.Details, Labels: e.Labels}
 	case *conn.NetworkError:
-		return &NetworkError{Op: e.Op, Address: e.Address, ConnectionID: e.ConnID, Err: opaque(e.Err), timeout: e.Timeout(), shown: sh(e.Address, e.ConnID)}
+		return &NetworkError{Op: e.Op, Address: e.Address, ConnectionID: e.ConnID, Err: opaque(e.Err), Labels: e.Labels, timeout: e.Timeout(), shown: sh(e.Address, e.ConnID)}
 	case *conn.HandshakeError:
 		he := &HandshakeError{Address: e.Address, ConnectionID: e.ConnID, Stage: e.Stage, shown: sh(e.Address, e.ConnID)}
 		if connID == 0 {
@@ -587,7 +611,7 @@ func convert(err error, addr string, connID int64) error {
 	case *pool.PoolClearedError:
 		return &PoolClearedError{Address: e.Address, Interrupted: e.Interrupted, Cause: convert(e.Cause, e.Address, 0), shown: sh(e.Address, 0)}
 	case *pool.WaitQueueTimeoutError:
-		return &WaitQueueTimeoutError{Address: e.Address, Waited: e.Waited, Pool: PoolStats(e.Stats), Err: e.Err, shown: sh(e.Address, 0)}
+		return &WaitQueueTimeoutError{Address: e.Address, Waited: e.Waited, Pool: PoolStats(e.Stats), Err: e.Err, LoadBalanced: e.LoadBalanced, shown: sh(e.Address, 0)}
 	case *pool.PoolClosedError:
 		return fmt.Errorf("%w: the pool for %s is closed", ErrClientDisconnected, e.Address)
 	case *selection.SelectionError:

@@ -370,7 +370,11 @@ func errorFields(d bson.Raw, path string) (code int32, codeName, msg string, inf
 // than it sent; and an update
 // cannot upsert more documents than it counts, or modify more than it matched.
 func checkWriteReply(wr *writeReply, name string, offset, sent int) error {
-	if !wr.haveN {
+	if !wr.haveN && len(wr.writeErrors) == 0 {
+		// A reply with write errors and no n is taken as n: 0, as some
+		// servers (FerretDB v1) answer a refused statement: the write
+		// errors still reach the caller. Without write errors, the count
+		// is the only result and its absence is an error.
 		return &ReplyError{Field: "n", Reason: "missing"}
 	}
 	seen := make(map[int]bool, len(wr.writeErrors))
@@ -401,8 +405,22 @@ func checkWriteReply(wr *writeReply, name string, offset, sent int) error {
 
 // rawValueToAny decodes a single value into its natural Go type.
 func rawValueToAny(v bson.RawValue) any {
-	if v.Type == 0 {
+	// The common _id types without the general decoder's setup.
+	switch v.Type {
+	case 0:
 		return nil
+	case bson.TypeObjectID:
+		if id, ok := v.ObjectIDOK(); ok && len(v.Value) == 12 {
+			return id
+		}
+	case bson.TypeInt32:
+		if n, ok := v.Int32OK(); ok && len(v.Value) == 4 {
+			return n
+		}
+	case bson.TypeInt64:
+		if n, ok := v.Int64OK(); ok && len(v.Value) == 8 {
+			return n
+		}
 	}
 	var out any
 	if err := bson.UnmarshalValue(v.Type, v.Value, &out); err != nil {

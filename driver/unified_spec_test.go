@@ -40,21 +40,6 @@ func unifiedRunner() *unified.Runner {
 // that the suites stay green while each is reported: a listed test that
 // starts passing fails the suite until it is taken off.
 func knownFailure(tc *unified.Test) string {
-	lb := map[string]string{
-		"/stale errors are ignored":                                                             "driver bug (load-balanced): a network error from a connection of an older generation clears the service's pool again, where the load-balancers spec ignores such stale errors (a second poolClearedEvent where a connectionCheckedInEvent is expected)",
-		"/errors during authentication are processed":                                           "driver bug (load-balanced): on an authentication error the connection is closed before the pool is cleared, where the load-balancers spec test expects poolClearedEvent first",
-		"/errors during the initial connection hello are ignored":                               "driver bug (load-balanced): an error during the initial hello clears the pool, which the load-balancers spec says to ignore (there is no serviceId yet)",
-		"/operations against non-load balanced clusters fail if URI contains loadBalanced=true": "driver deviation: the error for a server without serviceId in load-balanced mode does not carry the message the load-balancers spec requires (\"Driver attempted to initialize in load balancing mode, but the server does not support this mode.\")",
-		"/wait queue timeout errors include cursor statistics":                                  "driver deviation: a wait queue timeout in load-balanced mode does not give the statistics the load-balancers spec requires (\"maxPoolSize: n, connections in use by cursors: n, ...\")",
-	}
-	for suffix, reason := range lb {
-		if strings.HasSuffix(tc.Name, suffix) {
-			return reason
-		}
-	}
-	if strings.Contains(tc.Doc.String(), `"SystemOverloadedError"`) && strings.Contains(tc.Doc.String(), `"errorLabelsContain"`) {
-		return "driver gap: a network error or timeout while establishing a connection does not get the SystemOverloadedError and RetryableError labels (SDAM backpressure)"
-	}
 	return ""
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -98,6 +99,16 @@ type Conn struct {
 	streaming bool
 	// expect is the request id the next reply must answer.
 	expect int32
+	// dlSet tells whether the stream may have a deadline set; when false
+	// it has none and clearing it is skipped.
+	dlSet bool
+	// watched is set during an exchange whose context watch is armed
+	// (watch): reads and writes then register none of their own.
+	watched bool
+	// wake sets a past deadline on the stream (wakeFunc).
+	wake func()
+	// woken is set by Wake.
+	woken atomic.Bool
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -189,13 +200,13 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	nc, err := d.DialContext(ctx, network, cfg.Address)
 	if err != nil {
-		return nil, &NetworkError{Op: "dial", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)}
+		return nil, overloaded(&NetworkError{Op: "dial", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)})
 	}
 	if cfg.TLS != nil {
 		tc := tls.Client(nc, cfg.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			_ = nc.Close()
-			return nil, &NetworkError{Op: "tls", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)}
+			return nil, overloaded(&NetworkError{Op: "tls", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)})
 		}
 		nc = tc
 	}
@@ -213,14 +224,57 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	}
 	if err := c.handshake(ctx); err != nil {
 		_ = c.Close()
+		// A network error during the hello comes bare (during
+		// authentication it is inside a *HandshakeError, and gets no
+		// label).
+		if ne, ok := err.(*NetworkError); ok {
+			err = overloaded(ne)
+		}
 		return nil, err
 	}
 	return c, nil
 }
 
+// overloaded adds the backpressure labels (SystemOverloadedError,
+// RetryableError) to a network error or timeout while connecting or during
+// the initial hello, as CMAP's "backpressure-enabled" rule requires, so that
+// SDAM leaves the pool alone: a server too busy to accept connections is not
+// a server gone. Errors that never come from overload get none: a failed
+// DNS lookup, and a TLS handshake that failed for a reason other than I/O
+// (a certificate that does not verify, a name that does not match, an
+// alert from the server).
+func overloaded(ne *NetworkError) *NetworkError {
+	if !overloadSign(ne) {
+		return ne
+	}
+	ne.Labels = append(ne.Labels, LabelSystemOverloaded, LabelRetryable)
+	return ne
+}
+
+func overloadSign(ne *NetworkError) bool {
+	err := ne.Err
+	var dns *net.DNSError
+	if errors.As(err, &dns) && !dns.IsTimeout {
+		return false
+	}
+	if ne.Op != "tls" {
+		return true
+	}
+	// TLS: only an I/O failure (the peer closed, a reset, a timeout) may
+	// be the server's overload.
+	if ne.timeout || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
+		return true
+	}
+	// crypto/tls reports alerts as *net.OpError too ("remote error",
+	// "local error"): a refusal, not I/O.
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op != "remote error" && op.Op != "local error"
+}
+
 // deadline arms the stream's deadline for one exchange: the earlier of the
 // context's deadline and the socket timeout. A context that can be
-// cancelled without a deadline interrupts the I/O through stop.
+// cancelled without a deadline interrupts the I/O through stop; within a
+// watched exchange (watch) the exchange's stop does that instead.
 func (c *Conn) deadline(ctx context.Context, socketTimeout time.Duration) (stop func() bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -231,21 +285,89 @@ func (c *Conn) deadline(ctx context.Context, socketTimeout time.Duration) (stop 
 			dl, has = s, true
 		}
 	}
-	if has {
-		err = c.nc.SetDeadline(dl)
-	} else {
-		err = c.nc.SetDeadline(time.Time{})
+	if c.woken.Load() {
+		// Wake set a past deadline, perhaps after the last exchange's
+		// I/O ended: it must be replaced.
+		c.woken.Store(false)
+		c.dlSet = true
 	}
-	if err != nil {
-		return nil, err
+	// Clearing a deadline that is already clear costs a timer update
+	// per read and write for nothing.
+	if has || c.dlSet {
+		if has {
+			err = c.nc.SetDeadline(dl)
+		} else {
+			err = c.nc.SetDeadline(time.Time{})
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.dlSet = has
+	}
+	if c.watched {
+		// The exchange's watch was registered before this deadline was
+		// set: a cancellation in between was overwritten, so look again.
+		// One after this point wakes the I/O.
+		return nil, ctx.Err()
 	}
 	if ctx.Done() == nil {
 		return nil, nil
 	}
-	return context.AfterFunc(ctx, func() {
-		// A past deadline wakes any blocked read or write.
-		_ = c.nc.SetDeadline(time.Unix(1, 0))
-	}), nil
+	return context.AfterFunc(ctx, c.wakeFunc()), nil
+}
+
+// wakeFunc returns the function that wakes a blocked read or write by
+// setting a deadline in the past.
+func (c *Conn) wakeFunc() func() {
+	if c.wake == nil {
+		c.wake = func() { _ = c.nc.SetDeadline(time.Unix(1, 0)) }
+	}
+	return c.wake
+}
+
+// stopped ends a watch; when the watch fired, the stream's deadline is in
+// the past, so the next exchange must set it again.
+func (c *Conn) stopped(stop func() bool) {
+	if stop != nil && !stop() {
+		c.dlSet = true
+	}
+}
+
+// watch arms the interruption of a whole exchange (a request and its
+// reply) by ctx at once, instead of once per read and per write; unwatch
+// ends it.
+func (c *Conn) watch(ctx context.Context) (stop func() bool) {
+	if ctx.Done() == nil || ctx.Err() != nil {
+		return nil // nothing to watch, or deadline reports the error
+	}
+	c.watched = true
+	return context.AfterFunc(ctx, c.wakeFunc())
+}
+
+// unwatch ends the watch armed by watch.
+func (c *Conn) unwatch(stop func() bool) {
+	c.watched = false
+	c.stopped(stop)
+}
+
+// unwatchExternal ends an exchange whose caller watched its context
+// (Request.Watched): if the caller woke the connection, its deadline is in
+// the past and the next exchange must set it again.
+func (c *Conn) unwatchExternal() {
+	c.watched = false
+	if c.woken.Load() {
+		c.woken.Store(false)
+		c.dlSet = true
+	}
+}
+
+// Wake interrupts the read or write in progress, or the next one of the
+// exchange, by setting a deadline in the past: for the caller of a
+// Request with Watched set, once the exchange's context has ended. It may
+// be called from any goroutine, but only while the exchange is running.
+func (c *Conn) Wake() {
+	c.woken.Store(true)
+	_ = c.nc.SetDeadline(time.Unix(1, 0))
 }
 
 // ioErr turns an I/O error into the error the caller sees: the context's

@@ -76,7 +76,7 @@ func TestHelloVariants(t *testing.T) {
 	_, err := Dial(context.Background(), Config{Address: addr, Metadata: testMetadata(t), RequestID: counter(),
 		Handshake: handshake.Options{LoadBalanced: true}})
 	var he *HandshakeError
-	if !errors.As(err, &he) || !strings.Contains(err.Error(), "serviceId") {
+	if !errors.As(err, &he) || !strings.Contains(err.Error(), "Driver attempted to initialize in load balancing mode, but the server does not support this mode.") {
 		t.Errorf("load-balanced hello without serviceId: %v", err)
 	}
 

@@ -28,6 +28,27 @@ type NetworkError struct {
 	ConnID  int64 // the driver's id of the connection
 	Err     error
 	timeout bool
+	// Labels are the error labels the driver attaches: SystemOverloadedError
+	// and RetryableError on an error while connecting or during the
+	// initial hello, as CMAP's backpressure rule requires (see Dial).
+	Labels []string
+}
+
+// Overload labels, which CMAP asks the pool to add to a network error or
+// timeout while establishing a connection (before authentication).
+const (
+	LabelSystemOverloaded = "SystemOverloadedError"
+	LabelRetryable        = "RetryableError"
+)
+
+// HasLabel reports whether the driver attached label to the error.
+func (e *NetworkError) HasLabel(label string) bool {
+	for _, l := range e.Labels {
+		if l == label {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *NetworkError) Error() string {
@@ -58,6 +79,10 @@ type HandshakeError struct {
 	ConnID  int64
 	Stage   string // "hello" or "auth"
 	Err     error
+	// ServiceID is the serviceId of the hello reply (load-balanced mode)
+	// when authentication failed after it: the load-balancers
+	// specification has such errors clear that service's connections.
+	ServiceID *bson.ObjectID
 }
 
 func (e *HandshakeError) Error() string {

@@ -16,6 +16,11 @@ import (
 // connection cannot talk to at all.
 const MinWireVersion = 6
 
+// errLoadBalancingUnsupported is the error of a hello without serviceId in
+// load-balanced mode, with the message the load-balancers specification
+// prescribes.
+var errLoadBalancingUnsupported = errors.New("Driver attempted to initialize in load balancing mode, but the server does not support this mode.")
+
 // handshake sends the initial hello, takes the server's limits and the
 // compressor from the reply, and authenticates. The handshake always goes
 // over OP_MSG, as the handshake specification requires since 2026-06; the
@@ -72,7 +77,7 @@ func (c *Conn) handshake(ctx context.Context) error {
 	}
 	if c.cfg.Handshake.LoadBalanced && hello.ServiceID == nil {
 		return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "hello",
-			Err: errors.New("loadBalanced is set but the server's hello has no serviceId: the server is not behind a load balancer that supports it")}
+			Err: errLoadBalancingUnsupported}
 	}
 	c.hello = hello
 	if hello.MaxMessageSizeBytes > 0 {
@@ -89,7 +94,7 @@ func (c *Conn) handshake(ctx context.Context) error {
 			// pool) unlike those during the hello (leave the server
 			// be), so the stage must travel with it. errors.As still
 			// finds the *NetworkError inside.
-			return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "auth", Err: err}
+			return &HandshakeError{Address: c.addr, ConnID: c.id, Stage: "auth", Err: err, ServiceID: hello.ServiceID}
 		}
 	}
 	return nil

@@ -67,6 +67,10 @@ type WaitQueueTimeoutError struct {
 	Waited  time.Duration // time spent in the wait queue
 	Stats   Stats         // the pool when the wait ended
 	Err     error         // context.DeadlineExceeded or context.Canceled
+	// LoadBalanced gives the message the load-balancers specification
+	// requires: the connections in use by cursors, by transactions and by
+	// other operations.
+	LoadBalanced bool
 }
 
 func (e *WaitQueueTimeoutError) Error() string {
@@ -75,8 +79,20 @@ func (e *WaitQueueTimeoutError) Error() string {
 		what = "Canceled while checking out a connection from connection pool"
 	}
 	s := e.Stats
+	if e.LoadBalanced {
+		return fmt.Sprintf("%s for %s after %s: %s", what, e.Address, e.Waited.Round(time.Microsecond), LoadBalancedStats(s))
+	}
 	return fmt.Sprintf("%s for %s after %s: maxPoolSize %s, total %d, in use %d, idle %d, pending %d, waiting %d",
 		what, e.Address, e.Waited.Round(time.Microsecond), maxString(s.Max), s.Total, s.InUse, s.Idle, s.PendingConnections, s.WaitCount)
+}
+
+// LoadBalancedStats renders the statistics the load-balancers
+// specification requires in a wait queue timeout: "maxPoolSize: n,
+// connections in use by cursors: n, connections in use by transactions: n,
+// connections in use by other operations: n".
+func LoadBalancedStats(s Stats) string {
+	return fmt.Sprintf("maxPoolSize: %s, connections in use by cursors: %d, connections in use by transactions: %d, connections in use by other operations: %d",
+		maxString(s.Max), s.InUseByCursors, s.InUseByTransactions, s.InUse-s.InUseByCursors-s.InUseByTransactions)
 }
 
 func maxString(n int) string {

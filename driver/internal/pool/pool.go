@@ -161,7 +161,8 @@ type Pooled[C Conn] struct {
 	created   time.Time
 	idleSince time.Time
 
-	err         error // set by MarkErrored, read by CheckIn; the holder's goroutine
+	err         error   // set by MarkErrored, read by CheckIn; the holder's goroutine
+	pin         PinKind // guarded by pool.mu; reset by CheckIn
 	interrupted atomic.Bool
 	// cancelDial ends the establishment of a pending connection that a
 	// clear with interruptInUseConnections interrupts; guarded by pool.mu.
@@ -196,6 +197,47 @@ func (c *Pooled[C]) MarkErrored(err error) {
 		err = errors.New("connection marked as errored")
 	}
 	c.err = err
+}
+
+// PinKind says what a checked-out connection is held for, beyond one
+// operation: the load-balancers specification has the pool track
+// connections pinned to cursors and to transactions, and report them in a
+// wait queue timeout.
+type PinKind uint8
+
+const (
+	PinNone        PinKind = iota // one operation
+	PinCursor                     // a cursor's getMores and killCursors (load-balanced mode)
+	PinTransaction                // a transaction's commands (load-balanced mode)
+)
+
+// Pin records what the checked-out connection is held for, until CheckIn.
+// It does nothing on a connection that is not checked out.
+func (c *Pooled[C]) Pin(kind PinKind) {
+	p := c.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.state != connInUse || c.pin == kind {
+		return
+	}
+	p.unpinLocked(c)
+	c.pin = kind
+	switch kind {
+	case PinCursor:
+		p.pinnedCursors++
+	case PinTransaction:
+		p.pinnedTxns++
+	}
+}
+
+func (p *Pool[C]) unpinLocked(c *Pooled[C]) {
+	switch c.pin {
+	case PinCursor:
+		p.pinnedCursors--
+	case PinTransaction:
+		p.pinnedTxns--
+	}
+	c.pin = PinNone
 }
 
 // Interrupted reports whether a Clear with interruptInUseConnections closed
@@ -261,6 +303,8 @@ type Pool[C Conn] struct {
 	pending       int
 	bgPending     int // pending connections of background population
 	inUse         int
+	pinnedCursors int // in use and pinned to a cursor
+	pinnedTxns    int // in use and pinned to a transaction
 	head, tail    *waiter[C]
 	nwait         int
 	nextID        int64
@@ -431,7 +475,7 @@ func (p *Pool[C]) acquire(ctx context.Context, start time.Time, wait time.Durati
 		return late
 	}
 	return grant[C]{kind: grantErr, reason: event.ReasonCheckOutTimeout,
-		err: &WaitQueueTimeoutError{Address: p.cfg.Address, Waited: waited, Stats: stats, Err: err}}
+		err: &WaitQueueTimeoutError{Address: p.cfg.Address, Waited: waited, Stats: stats, Err: err, LoadBalanced: p.cfg.LoadBalanced}}
 }
 
 // giveBackLocked undoes a grant its waiter no longer wants.
@@ -564,6 +608,7 @@ func (p *Pool[C]) forgetLocked(c *Pooled[C]) {
 		}
 	case connInUse, connCheckingIn:
 		p.inUse--
+		p.unpinLocked(c)
 	}
 	c.state = connGone
 	p.total--
@@ -767,6 +812,7 @@ func (p *Pool[C]) CheckIn(ctx context.Context, c *Pooled[C]) error {
 		p.mu.Unlock()
 		return &CheckInError{Address: p.cfg.Address, ConnectionID: c.id, Reason: "it is not checked out"}
 	}
+	p.unpinLocked(c)
 	if p.ev.Pool() {
 		// The event must precede the connection's next checkout, which can
 		// happen as soon as it is available: emit before that, unlocked.
@@ -938,20 +984,41 @@ func (p *Pool[C]) signal() {
 	}
 }
 
+// ServiceGeneration returns the generation of serviceID's connections in
+// load-balanced mode: the count of clears for that service (or for every
+// service) while it had connections. It is the pool's generation outside
+// load-balanced mode or for a nil serviceID.
+func (p *Pool[C]) ServiceGeneration(serviceID *bson.ObjectID) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.cfg.LoadBalanced || serviceID == nil {
+		return p.generation
+	}
+	if s := p.services[*serviceID]; s != nil {
+		return s.gen
+	}
+	return 0
+}
+
 // Stats is a snapshot of a pool, in the manner of database/sql.DBStats.
 type Stats struct {
-	State              string // "paused", "ready" or "closed"
-	Max                int    // MaxPoolSize; 0 means no limit
-	Total              int    // open connections: idle, in use and pending
-	Idle               int    // available
-	InUse              int    // checked out
-	PendingConnections int    // being established
-	WaitCount          int    // checkouts waiting now
-	Waited             int64  // checkouts that had to wait, since the pool was created
-	WaitDuration       time.Duration
-	CreatedTotal       int64 // connections created, since the pool was created
-	ClosedTotal        int64 // connections closed (or failed to establish)
-	Generation         uint64
+	State string // "paused", "ready" or "closed"
+	Max   int    // MaxPoolSize; 0 means no limit
+	Total int    // open connections: idle, in use and pending
+	Idle  int    // available
+	InUse int    // checked out
+	// InUseByCursors and InUseByTransactions are the checked-out
+	// connections pinned to cursors and to transactions (load-balanced
+	// mode); the rest of InUse serve single operations.
+	InUseByCursors      int
+	InUseByTransactions int
+	PendingConnections  int   // being established
+	WaitCount           int   // checkouts waiting now
+	Waited              int64 // checkouts that had to wait, since the pool was created
+	WaitDuration        time.Duration
+	CreatedTotal        int64 // connections created, since the pool was created
+	ClosedTotal         int64 // connections closed (or failed to establish)
+	Generation          uint64
 }
 
 // Stats returns a snapshot of the pool's state.
@@ -963,17 +1030,19 @@ func (p *Pool[C]) Stats() Stats {
 
 func (p *Pool[C]) statsLocked() Stats {
 	return Stats{
-		State:              p.state.String(),
-		Max:                p.cfg.MaxPoolSize,
-		Total:              p.total,
-		Idle:               len(p.idle),
-		InUse:              p.inUse,
-		PendingConnections: p.pending,
-		WaitCount:          p.nwait,
-		Waited:             p.waited,
-		WaitDuration:       time.Duration(p.waitNS.Load()),
-		CreatedTotal:       p.createdTotal,
-		ClosedTotal:        p.closedTotal,
-		Generation:         p.generation,
+		State:               p.state.String(),
+		Max:                 p.cfg.MaxPoolSize,
+		Total:               p.total,
+		Idle:                len(p.idle),
+		InUse:               p.inUse,
+		InUseByCursors:      p.pinnedCursors,
+		InUseByTransactions: p.pinnedTxns,
+		PendingConnections:  p.pending,
+		WaitCount:           p.nwait,
+		Waited:              p.waited,
+		WaitDuration:        time.Duration(p.waitNS.Load()),
+		CreatedTotal:        p.createdTotal,
+		ClosedTotal:         p.closedTotal,
+		Generation:          p.generation,
 	}
 }

@@ -16,8 +16,12 @@
 // sample; a reply from a connection dialled before the pool's last clear, or
 // older by topologyVersion than the current description, is dropped. A failed
 // application handshake goes through the error handling rules
-// (Topology.HandleError), which leave the server alone when the pool labelled
-// the error SystemOverloadedError.
+// (Topology.HandleError), which leave the server alone when the connection
+// labelled the error SystemOverloadedError (a network error or timeout while
+// connecting or during the hello: CMAP backpressure). Behind a load balancer
+// errors up to the end of the hello are ignored, later ones clear only the
+// connections of the service the hello named, and an error from a
+// connection older than its service's generation is stale.
 //
 // Readers take no lock. Every update, under the topology's lock, publishes
 // an immutable snapshot (the description, the servers, the channel the

@@ -58,6 +58,15 @@ func (t *Topology) handleFor(addr string, generation uint64, serviceID *bson.Obj
 		phase = description.PhaseHandshake
 		if he.Stage == "auth" {
 			phase = description.PhaseAuth
+			if info.ServiceID == nil && he.ServiceID != nil && t.cfg.LoadBalanced {
+				// Authentication failed after the hello named the service:
+				// the load-balancers specification has the error handled
+				// for that service. The connection took the service's
+				// generation when its hello completed, a moment ago.
+				id := *he.ServiceID
+				info.ServiceID = &id
+				info.Generation = s.pool.ServiceGeneration(&id)
+			}
 		}
 	}
 	return t.handle(s, phase, info)
@@ -69,6 +78,10 @@ func errorInfo(err error) description.ErrorInfo {
 	var ne *conn.NetworkError
 	if errors.As(err, &ne) {
 		info.Network = true
+		// The connection labels a network error while connecting or
+		// during the hello (CMAP backpressure); one inside an
+		// authentication failure has no label.
+		info.SystemOverloaded = ne.HasLabel(conn.LabelSystemOverloaded)
 		// A network error whose cause is a deadline is a timeout too,
 		// however it was built.
 		var te interface{ Timeout() bool }
@@ -79,7 +92,7 @@ func errorInfo(err error) description.ErrorInfo {
 	switch {
 	case errors.As(err, &ce):
 		info.Code, info.Message = ce.Code, ce.Message
-		info.SystemOverloaded = ce.HasLabel("SystemOverloadedError")
+		info.SystemOverloaded = info.SystemOverloaded || ce.HasLabel("SystemOverloadedError")
 		info.TopologyVersion = topologyVersion(ce.Raw)
 	case errors.As(err, &wce):
 		info.Code, info.Message = wce.Code, wce.Message
@@ -116,7 +129,12 @@ func topologyVersion(reply bson.Raw) *handshake.TopologyVersion {
 func (t *Topology) handle(s *Server, phase description.Phase, info description.ErrorInfo) description.ErrorOutcome {
 	info.Phase = phase
 	info.LoadBalanced = t.cfg.LoadBalanced
-	info.PoolGeneration = s.pool.Stats().Generation
+	if t.cfg.LoadBalanced {
+		// Generations are kept per service behind a load balancer.
+		info.PoolGeneration = s.pool.ServiceGeneration(info.ServiceID)
+	} else {
+		info.PoolGeneration = s.pool.Stats().Generation
+	}
 	if phase == description.PhaseCheck {
 		info.Generation = info.PoolGeneration
 	}

@@ -275,11 +275,17 @@ func TestSpecErrors(t *testing.T) {
 						gen = *ae.Generation
 					}
 					var opErr error
+					// Before the handshake completes, conn.Dial labels a
+					// network error or timeout for backpressure.
+					var labels []string
+					if ae.When == "beforeHandshakeCompletes" {
+						labels = []string{conn.LabelSystemOverloaded, conn.LabelRetryable}
+					}
 					switch ae.Type {
 					case "network":
-						opErr = &conn.NetworkError{Op: "read", Address: s.Address(), Err: io.ErrUnexpectedEOF}
+						opErr = &conn.NetworkError{Op: "read", Address: s.Address(), Err: io.ErrUnexpectedEOF, Labels: labels}
 					case "timeout":
-						opErr = &conn.NetworkError{Op: "read", Address: s.Address(), Err: context.DeadlineExceeded}
+						opErr = &conn.NetworkError{Op: "read", Address: s.Address(), Err: context.DeadlineExceeded, Labels: labels}
 					case "command":
 						raw, err := bson.ParseExtJSON(ae.Response)
 						if err != nil {

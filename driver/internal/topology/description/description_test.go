@@ -376,7 +376,9 @@ func TestHandleError(t *testing.T) {
 		{"network after handshake", primary, ErrorInfo{Err: errX, Network: true},
 			ErrorOutcome{MarkUnknown: true, ClearPool: true, CancelCheck: true}},
 		{"timeout after handshake", primary, ErrorInfo{Err: errX, Network: true, Timeout: true}, ErrorOutcome{}},
-		{"network while connecting is backpressure", primary, ErrorInfo{Err: errX, Phase: PhaseHandshake, Network: true}, ErrorOutcome{}},
+		{"network while connecting is backpressure", primary, ErrorInfo{Err: errX, Phase: PhaseHandshake, Network: true, SystemOverloaded: true}, ErrorOutcome{}},
+		{"network while connecting without the label (DNS)", primary, ErrorInfo{Err: errX, Phase: PhaseHandshake, Network: true},
+			ErrorOutcome{MarkUnknown: true, ClearPool: true, CancelCheck: true}},
 		{"overloaded label", primary, ErrorInfo{Err: errX, Phase: PhaseAuth, Network: true, SystemOverloaded: true}, ErrorOutcome{}},
 		{"network during auth", primary, ErrorInfo{Err: errX, Phase: PhaseAuth, Network: true},
 			ErrorOutcome{MarkUnknown: true, ClearPool: true, CancelCheck: true}},
@@ -403,6 +405,14 @@ func TestHandleError(t *testing.T) {
 			ErrorInfo{Err: errX, Network: true, LoadBalanced: true, ServiceID: svc}, ErrorOutcome{ClearPool: true, ServiceID: svc}},
 		{"lb auth failure before serviceId", ServerDescription{Address: "a:27017", Type: LoadBalancer},
 			ErrorInfo{Err: errX, Phase: PhaseAuth, Code: 18, LoadBalanced: true}, ErrorOutcome{}},
+		{"lb network during auth clears the service", ServerDescription{Address: "a:27017", Type: LoadBalancer},
+			ErrorInfo{Err: errX, Phase: PhaseAuth, Network: true, LoadBalanced: true, ServiceID: svc}, ErrorOutcome{ClearPool: true, ServiceID: svc}},
+		{"lb shutdown error on the initial hello is ignored", ServerDescription{Address: "a:27017", Type: LoadBalancer},
+			ErrorInfo{Err: errX, Phase: PhaseHandshake, Code: 11600, LoadBalanced: true, MaxWireVersion: 21}, ErrorOutcome{}},
+		{"lb network error on the initial hello is ignored", ServerDescription{Address: "a:27017", Type: LoadBalancer},
+			ErrorInfo{Err: errX, Phase: PhaseHandshake, Network: true, LoadBalanced: true}, ErrorOutcome{}},
+		{"lb stale service generation", ServerDescription{Address: "a:27017", Type: LoadBalancer},
+			ErrorInfo{Err: errX, Network: true, LoadBalanced: true, ServiceID: svc, Generation: 0, PoolGeneration: 1}, ErrorOutcome{Stale: true}},
 	} {
 		got := HandleError(tc.cur, tc.e)
 		gs, ws := got.Server, tc.want.Server

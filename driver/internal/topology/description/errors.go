@@ -60,7 +60,8 @@ type ErrorInfo struct {
 	// TopologyVersion is the one in the error reply, if any.
 	TopologyVersion *handshake.TopologyVersion
 	// Generation is the generation of the connection the error happened
-	// on; PoolGeneration the pool's current one. An error from an older
+	// on; PoolGeneration the pool's current one (in load-balanced mode,
+	// that of the connection's service). An error from an older
 	// generation is stale.
 	Generation     uint64
 	PoolGeneration uint64
@@ -116,12 +117,13 @@ type ErrorOutcome struct {
 //   - a network error after the handshake, or any error during the
 //     handshake or authentication, marks the server Unknown, clears the
 //     pool and cancels the monitor's check; a timeout after the handshake
-//     does nothing, nor does an error carrying SystemOverloadedError. A
-//     network error while connecting or running hello is one the pool
-//     labels SystemOverloadedError (CMAP backpressure), so it is ignored
-//     too;
-//   - in load-balanced mode the server is never marked Unknown and only the
-//     pool's connections to the error's service are cleared.
+//     does nothing, nor does an error carrying SystemOverloadedError (which
+//     the connection gives a network error or timeout while connecting or
+//     running hello: CMAP backpressure);
+//   - in load-balanced mode the server is never marked Unknown, errors
+//     before the hello completed are ignored, and only the pool's
+//     connections to the error's service are cleared; PoolGeneration is
+//     then that service's generation.
 func HandleError(current ServerDescription, e ErrorInfo) ErrorOutcome {
 	network := e.Network || e.Timeout
 	if e.Phase == PhaseCheck {
@@ -132,6 +134,12 @@ func HandleError(current ServerDescription, e ErrorInfo) ErrorOutcome {
 			InterruptInUse: e.Timeout,
 			SkipWait:       network && current.Type != Unknown,
 		}
+	}
+	if e.LoadBalanced && e.Phase == PhaseHandshake {
+		// Load-balanced mode: errors before the hello completed, and
+		// during it, say nothing about any service (the connection has no
+		// serviceId yet) and are ignored.
+		return ErrorOutcome{}
 	}
 	if e.Generation < e.PoolGeneration {
 		return ErrorOutcome{Stale: true}
@@ -161,7 +169,7 @@ func HandleError(current ServerDescription, e ErrorInfo) ErrorOutcome {
 		// only mean a slow operation: the server is still what it was.
 		return ErrorOutcome{}
 	}
-	if e.SystemOverloaded || (e.Phase == PhaseHandshake && network) {
+	if e.SystemOverloaded {
 		return ErrorOutcome{}
 	}
 	if e.LoadBalanced {

@@ -185,8 +185,12 @@ func (c *sdamClient) applicationError(ae applicationError) error {
 	switch ae.Type {
 	case "network":
 		info.Network, info.Err = true, errSimulatedNetwork
+		// The connection labels a network error or timeout before the
+		// handshake completes SystemOverloadedError (CMAP backpressure).
+		info.SystemOverloaded = info.Phase == PhaseHandshake
 	case "timeout":
 		info.Network, info.Timeout, info.Err = true, true, errors.New("simulated timeout")
+		info.SystemOverloaded = info.Phase == PhaseHandshake
 	case "command":
 		doc, err := bson.ParseExtJSON(ae.Response)
 		if err != nil {
