@@ -561,4 +561,6 @@ is asked for), insert ({n, ok} with n the request's document count), and
 data and checks nothing else in a request: its per-operation cost is
 reading the request and writing the recorded bytes (no copy), so the rows
 measure the drivers, and both read the same bytes. Anything else gets
-NotImplemented (238); no compression, no authentication, no TLS.`
+NotImplemented (238); no compression, no authentication, no TLS. Each
+side of a replay row is the median of at most 3 runs. Its "server share"
+is mostly the kernel's socket work, counted in the server's system time.`
