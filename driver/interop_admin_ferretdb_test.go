@@ -216,6 +216,25 @@ var interopAdminFlows = []interopFlow{
 		}
 		return fmt.Sprintf("write error %d", we.WriteErrors[0].Code)
 	}, ferretSkip: `FerretDB v1 has no collection validators: server error 238 (NotImplemented): create: support for field "validator" ... is not implemented yet`},
+	{name: "ModifyCollection sets a validator", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
+		interopSeed(t, ctx, env.coll, 2)
+		err := env.db.ModifyCollection(ctx, env.coll.Name(), &driver.ModifyCollectionOptions{
+			Validator: bson.D{{Key: "qty", Value: bson.D{{Key: "$gte", Value: 0}}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = env.coll.InsertOne(ctx, item{ID: 3, Qty: -1})
+		var we *driver.WriteException
+		if !errors.As(err, &we) || len(we.WriteErrors) != 1 || we.WriteErrors[0].Code != 121 {
+			t.Fatalf("an insert the new validator refuses: %v; want DocumentValidationFailure (121)", err)
+		}
+		var ae *driver.ArgumentError
+		if err := env.db.ModifyCollection(ctx, env.coll.Name(), nil); !errors.As(err, &ae) {
+			t.Fatalf("ModifyCollection without settings: %v; want an ArgumentError", err)
+		}
+		return fmt.Sprintf("write error %d; %s", we.WriteErrors[0].Code, ae.Argument)
+	}, ferretSkip: "FerretDB v1 has no collMod: server error 238 (NotImplemented): `collMod` command is not implemented yet"},
 }
 
 func TestInteropAdmin(t *testing.T) { runInteropFlows(t, interopAdminFlows) }
