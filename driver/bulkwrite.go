@@ -195,10 +195,11 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 		if g.kind != kindInsert {
 			let = o.Let
 		}
-		var err error
-		if cmds[i], err = writeCommand(kindCommand[g.kind].name, coll.name, ordered, bypass, let, o.Comment, "BulkWriteOptions."); err != nil {
+		wc, err := writeCommandFields(coll.name, ordered, bypass, let, o.Comment, "BulkWriteOptions.")
+		if err != nil {
 			return nil, err
 		}
+		cmds[i] = wc.Build(kindCommand[g.kind].name)
 	}
 
 	var bwe BulkWriteException
@@ -220,7 +221,7 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 		}
 		bt := &operation.Batch{Identifier: kindCommand[g.kind].identifier}
 		if g.kind != kindInsert {
-			bt.Slack = statementSlack
+			bt.Slack = operation.StatementSlack
 		}
 		op.Batch = bt
 		for off := 0; off < len(g.stmts); {
