@@ -202,16 +202,17 @@ func (coll *Collection) famCommand(filter any, s *famSpec) (operation.FindAndMod
 		return operation.FindAndModify{}, &ArgumentError{Argument: s.optArg + "MaxTime", Reason: "maxTimeMS must not be negative"}
 	}
 	f := operation.FindAndModify{Collection: coll.name, Query: q, Remove: s.remove, Update: u, New: s.returnDoc == After,
-		Upsert: s.upsert, BypassDocumentValidation: s.bypass}
-	for _, x := range []struct {
+		Upsert: s.upsert, BypassDocumentValidation: s.bypass, MaxTime: s.maxTime}
+	var vals [4]bson.RawValue
+	for i, x := range []struct {
 		name string
 		v    any
-		dst  *bson.RawValue
-	}{{"Sort", s.sort, &f.Sort}, {"Projection", s.projection, &f.Fields}, {"Collation", s.collation, &f.Collation}, {"Let", s.let, &f.Let}} {
-		if *x.dst, err = marshalDocValue(s.optArg+x.name, x.v); err != nil {
+	}{{"Sort", s.sort}, {"Projection", s.projection}, {"Collation", s.collation}, {"Let", s.let}} {
+		if vals[i], err = marshalDocValue(s.optArg+x.name, x.v); err != nil {
 			return operation.FindAndModify{}, err
 		}
 	}
+	f.Sort, f.Fields, f.Collation, f.Let = vals[0], vals[1], vals[2], vals[3]
 	if f.Hint, err = marshalHint(s.optArg+"Hint", s.hint); err != nil {
 		return operation.FindAndModify{}, err
 	}
@@ -220,10 +221,6 @@ func (coll *Collection) famCommand(filter any, s *famSpec) (operation.FindAndMod
 	}
 	if f.ArrayFilters, err = marshalDocArray(s.optArg+"ArrayFilters", s.arrayFilters); err != nil {
 		return operation.FindAndModify{}, err
-	}
-	if s.maxTime != nil && *s.maxTime > 0 {
-		ms := s.maxTime.Milliseconds()
-		f.MaxTimeMS = &ms
 	}
 	return f, nil
 }

@@ -184,15 +184,15 @@ func (v SearchIndexView) List(ctx context.Context, searchOpts *ListSearchIndexes
 	stage, _ = bson.AppendDocumentEnd(stage, ss)
 	stage, _ = bson.AppendDocumentEnd(stage, st)
 	o := mergeAggregate(opts)
-	cmd, shape, err := aggregateCommand(operation.StringValue(coll.name), []bson.Raw{stage}, &o)
+	a, err := aggregateCommand(operation.StringValue(coll.name), []bson.Raw{stage}, &o)
 	if err != nil {
 		return nil, err
 	}
-	op := &operation.Op{Name: "aggregate", DB: coll.db.name, Collection: coll.name, Command: cmd,
+	op := &operation.Op{Name: "aggregate", DB: coll.db.name, Collection: coll.name, Command: a.Command(),
 		Selector: selection.Read(coll.c.readPref), Cursor: true}
 	res, err := coll.run(ctx, op)
 	if err != nil {
 		return nil, err
 	}
-	return coll.cursor(res, aggregateCursorOptions(&o, shape))
+	return coll.cursor(res, a.CursorOptions(o.MaxAwaitTime))
 }

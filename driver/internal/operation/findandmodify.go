@@ -2,6 +2,7 @@ package operation
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 )
@@ -21,7 +22,7 @@ type FindAndModify struct {
 	Fields                   bson.RawValue
 	Upsert                   *bool
 	BypassDocumentValidation *bool
-	MaxTimeMS                *int64
+	MaxTime                  *time.Duration
 	Collation                bson.RawValue
 	ArrayFilters             bson.RawValue
 	Hint                     bson.RawValue
@@ -39,7 +40,8 @@ func (f *FindAndModify) Command() bson.Raw {
 		cmd.Value("update", f.Update).True("new", f.New)
 	}
 	cmd.Value("fields", f.Fields).Bool("upsert", f.Upsert).Bool("bypassDocumentValidation", f.BypassDocumentValidation)
-	return cmd.Int64("maxTimeMS", f.MaxTimeMS).Value("collation", f.Collation).Value("arrayFilters", f.ArrayFilters).Value("hint", f.Hint).
+	appendMaxTime(cmd, f.MaxTime)
+	return cmd.Value("collation", f.Collation).Value("arrayFilters", f.ArrayFilters).Value("hint", f.Hint).
 		Value("let", f.Let).Value("comment", f.Comment).Build()
 }
 
