@@ -284,14 +284,5 @@ func (coll *Collection) findAndModify(ctx context.Context, filter any, s *famSpe
 // (operation.ReadFindAndModifyReply); a malformed one is a *ReplyError.
 func parseFindAndModifyReply(body bson.Raw) (doc bson.Raw, found bool, err error) {
 	doc, found, err = operation.ReadFindAndModifyReply(body)
-	return doc, found, publicReplyError(err)
-}
-
-// publicReplyError turns the operation package's *ReplyError into the
-// driver's; other errors pass through.
-func publicReplyError(err error) error {
-	if re, ok := err.(*operation.ReplyError); ok {
-		return &ReplyError{Field: re.Field, Reason: re.Reason}
-	}
-	return err
+	return doc, found, publicError(err)
 }

@@ -163,7 +163,7 @@ func (coll *Collection) runUpdate(ctx context.Context, st *updateStmt, bypass *b
 	res := &UpdateResult{Acknowledged: true, MatchedCount: wr.n - int64(len(wr.upserted)), ModifiedCount: wr.nModified,
 		UpsertedCount: int64(len(wr.upserted))}
 	if len(wr.upserted) > 0 {
-		res.UpsertedID = rawValueToAny(wr.upserted[0].id)
+		res.UpsertedID = rawValueToAny(wr.upserted[0].ID)
 	}
 	return res, nil
 }
