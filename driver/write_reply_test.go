@@ -25,6 +25,7 @@ func TestWriteReplyRejectsMalformed(t *testing.T) {
 		{"update with upsert", rd{re("n", int32(1)), re("nModified", int32(0)), re("upserted", bson.A{rd{re("index", int32(0)), re("_id", 5)}}), re("ok", 1.0)}, "update", 1, ""},
 		{"write error", rd{re("n", int32(0)), re("writeErrors", bson.A{writeErr(int32(0), int32(11000))}), re("ok", 1.0)}, "insert", 1, ""},
 		{"n missing", rd{re("ok", 1.0)}, "insert", 1, "n"},
+		{"n missing beside write errors (FerretDB v1) is n: 0", rd{re("writeErrors", bson.A{writeErr(int32(0), int32(11000))}), re("ok", 1.0)}, "update", 1, ""},
 		{"n a string", rd{re("n", "1")}, "insert", 1, "n"},
 		{"n negative", rd{re("n", int32(-1))}, "delete", 1, "n"},
 		{"n a fraction", rd{re("n", 1.5)}, "delete", 1, "n"},

@@ -228,7 +228,11 @@ func errorFields(d bson.Raw, path string) (ServerError, error) {
 // more documents than it sent; and an update cannot upsert more documents
 // than it counts, or modify more than it matched.
 func (r *WriteReply) Check(name string, offset, sent int) error {
-	if !r.HaveN {
+	if !r.HaveN && len(r.WriteErrors) == 0 {
+		// A reply with write errors and no n is taken as n: 0, as some
+		// servers (FerretDB v1) answer a refused statement: the write
+		// errors still reach the caller. Without write errors, the count
+		// is the only result and its absence is an error.
 		return &ReplyError{Field: "n", Reason: "missing"}
 	}
 	seen := make(map[int]bool, len(r.WriteErrors))
