@@ -469,7 +469,7 @@ func (iv IndexView) List(ctx context.Context, opts ...*ListIndexesOptions) (*Cur
 	cmd := operation.NewCollectionCommand("listIndexes", coll.name, 32)
 	co := operation.CursorOptions{Comment: comment}
 	if o.BatchSize != nil {
-		cmd.Doc("cursor", batchSizeDoc(*o.BatchSize))
+		cmd.Doc("cursor", operation.BatchSizeDoc(*o.BatchSize))
 		co.BatchSize = *o.BatchSize
 	}
 	cmd.Value("comment", comment)
