@@ -8,7 +8,7 @@
 //
 // Usage (from the repository root): make bench, or
 //
-//	cd bench && go run . [-count 3] [-benchtime 1s] [-run regexp]
+//	cd bench && go run . [-count 3] [-benchtime 1s] [-run regexp] [-crudcount 5] [-cpuprofile file]
 package main
 
 import (
@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"testing"
@@ -46,10 +47,23 @@ type result struct {
 }
 
 func main() {
+	serveIfChild()
 	count := flag.Int("count", 3, "runs per benchmark; the table shows the median")
 	benchtime := flag.Duration("benchtime", time.Second, "target duration of each run")
 	run := flag.String("run", ".", "regexp selecting tasks by name")
+	crudCount := flag.Int("crudcount", 5, "runs per CRUD row (the CRUD rows go through the network and a server, so they are noisier)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (both drivers) to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	testing.Init()
 	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
 		fail(err)
@@ -90,7 +104,8 @@ document (nested documents and arrays, UTF-8, booleans, every length); the
 official Raw.Validate checks only the top level's element framing and accepts,
 for example, a nested boolean byte of 7 or invalid UTF-8 in any string.`)
 	}
-	runDriverTasks(sel, *count, *benchtime, len(matched) > 0)
+	crud := runCRUDTasks(sel, *crudCount, len(matched) > 0)
+	runDriverTasks(sel, *count, *benchtime, len(matched) > 0 || crud)
 }
 
 // runDriverTasks prints the second table, the pool and server selection,

@@ -60,6 +60,20 @@ type Client struct {
 	// disconnected is set when Disconnect begins: new operations are
 	// refused from then on.
 	disconnected bool
+	// ops holds the cancel functions of the operations in flight, by
+	// slot (nil in a free slot), for Disconnect to interrupt them;
+	// freeOps are the free slots. Registering here costs an operation
+	// far less than a context.AfterFunc on stop.
+	ops     []opEntry
+	freeOps []int
+}
+
+// opEntry is an operation in flight: what cancels its context and, when
+// its own context cannot end early, the OpContext whose connection must
+// be woken too.
+type opEntry struct {
+	cancel context.CancelCauseFunc
+	oc     *operation.OpContext
 }
 
 // Connect resolves opts (including the mongodb+srv DNS lookups, bounded by
@@ -303,6 +317,7 @@ func (c *Client) Disconnect(ctx context.Context) error {
 			// Every operation's context follows c.stop: canceling it
 			// wakes each one wherever it waits.
 			c.stopNow(ErrClientDisconnected)
+			c.interruptOps()
 			<-c.drained
 			err = fmt.Errorf("driver: Disconnect interrupted the operations in progress: %w", context.Cause(ctx))
 		}
@@ -363,25 +378,71 @@ func baseConcerns(cs *connstring.ConnString, rp selection.ReadPref) (concerns, e
 // otherwise returns the operation's context, which Disconnect can
 // interrupt, and the function that ends the operation.
 func (c *Client) begin(ctx context.Context) (context.Context, func(), error) {
+	opCtx, slot, err := c.beginOp(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return opCtx, func() { c.endOp(slot) }, nil
+}
+
+// beginOp is begin for a caller that ends the operation with
+// endOp(slot) itself, without the closure.
+func (c *Client) beginOp(ctx context.Context) (context.Context, int, error) {
 	c.mu.Lock()
 	if c.disconnected {
 		c.mu.Unlock()
-		return nil, nil, ErrClientDisconnected
+		return nil, 0, ErrClientDisconnected
 	}
 	c.inFlight++
+	var e opEntry
+	var opCtx context.Context
+	opCtx, e.cancel = context.WithCancelCause(ctx)
+	if ctx.Done() == nil {
+		// Only Disconnect can end it: it wakes the connection itself.
+		e.oc = &operation.OpContext{Context: opCtx}
+		opCtx = e.oc
+	}
+	var slot int
+	if n := len(c.freeOps); n > 0 {
+		slot = c.freeOps[n-1]
+		c.freeOps = c.freeOps[:n-1]
+		c.ops[slot] = e
+	} else {
+		slot = len(c.ops)
+		c.ops = append(c.ops, e)
+	}
 	c.mu.Unlock()
-	opCtx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(c.stop, func() { cancel(ErrClientDisconnected) })
-	return opCtx, func() {
-		stop()
-		cancel(nil)
-		c.mu.Lock()
-		c.inFlight--
-		if c.inFlight == 0 && c.disconnected {
-			close(c.drained)
+	return opCtx, slot, nil
+}
+
+// endOp ends the operation begun in slot.
+func (c *Client) endOp(slot int) {
+	c.mu.Lock()
+	cancel := c.ops[slot].cancel
+	c.ops[slot] = opEntry{}
+	c.freeOps = append(c.freeOps, slot)
+	c.inFlight--
+	if c.inFlight == 0 && c.disconnected {
+		close(c.drained)
+	}
+	c.mu.Unlock()
+	cancel(nil)
+}
+
+// interruptOps cancels the context of every operation in flight, with
+// ErrClientDisconnected as the cause, and wakes the connections of those
+// that watch for it themselves (OpContext).
+func (c *Client) interruptOps() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.ops {
+		if e.cancel != nil {
+			e.cancel(ErrClientDisconnected)
 		}
-		c.mu.Unlock()
-	}, nil
+		if e.oc != nil {
+			e.oc.Interrupt()
+		}
+	}
 }
 
 // run runs op as one client operation and returns the driver's public
@@ -394,11 +455,11 @@ func (c *Client) run(ctx context.Context, op *operation.Op) (bson.Raw, error) {
 // execute runs op as one client operation (Disconnect waits for it, and
 // interrupts it) and returns the driver's public errors.
 func (c *Client) execute(ctx context.Context, op *operation.Op) (operation.Result, error) {
-	opCtx, end, err := c.begin(ctx)
+	opCtx, slot, err := c.beginOp(ctx)
 	if err != nil {
 		return operation.Result{}, err
 	}
-	defer end()
+	defer c.endOp(slot)
 	res, err := c.exec.Execute(opCtx, op)
 	return res, c.publicError(ctx, opCtx, op.Name, err)
 }

@@ -271,6 +271,9 @@ func (coll *Collection) cursor(res operation.Result, co operation.CursorOptions)
 	return newCursor(c, oc, co.Tailable), nil
 }
 
+// limitOne is FindOne's limit; findCommand only reads it.
+var limitOne = int64(1)
+
 // FindOne returns the first document that matches filter (in Sort order
 // when given), or a SingleResult whose Err is ErrNoDocuments.
 func (coll *Collection) FindOne(ctx context.Context, filter any, opts ...*FindOneOptions) *SingleResult {
@@ -287,8 +290,7 @@ func (coll *Collection) FindOne(ctx context.Context, filter any, opts ...*FindOn
 			ReturnKey: x.ReturnKey, ShowRecordID: x.ShowRecordID, ReadConcern: x.ReadConcern, ReadPreference: x.ReadPreference}})
 		o = mo
 	}
-	one := int64(1)
-	o.Limit = &one
+	o.Limit = &limitOne
 	coll, err := coll.override("FindOneOptions", o.ReadConcern, nil, o.ReadPreference)
 	if err != nil {
 		return &SingleResult{err: err}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/operation"
@@ -41,11 +42,24 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 	if err := coll.ready(); err != nil {
 		return nil, err
 	}
-	raw, err := marshalDoc("document", doc)
-	if err != nil {
-		return nil, err
+	var raw bson.Raw
+	var id bson.RawValue
+	switch doc.(type) {
+	case bson.Raw, []byte:
+		// Sent as it is, unless it needs an _id.
+		r, err := marshalDoc("document", doc)
+		if err != nil {
+			return nil, err
+		}
+		raw, id = ensureID(r)
+	default:
+		out, oid, err := appendInsertDoc(make([]byte, 0, insertSizeHint()), doc, -1)
+		if err != nil {
+			return nil, err
+		}
+		raw, id = out, oid
+		noteInsertSize(len(raw))
 	}
-	raw, id := ensureID(raw)
 	var o InsertOneOptions
 	for _, x := range opts {
 		if x != nil {
@@ -58,7 +72,7 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 			setPtr(&o.WriteConcern, x.WriteConcern)
 		}
 	}
-	coll, err = coll.override("InsertOneOptions", nil, o.WriteConcern, nil)
+	coll, err := coll.override("InsertOneOptions", nil, o.WriteConcern, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -117,16 +131,9 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 		return nil, err
 	}
 	ordered := o.Ordered == nil || *o.Ordered
-	raws := make([]bson.Raw, len(docs))
-	ids := make([]any, len(docs))
-	for i, d := range docs {
-		raw, err := marshalDoc(indexArg("documents", i), d)
-		if err != nil {
-			return nil, err
-		}
-		var id bson.RawValue
-		raws[i], id = ensureID(raw)
-		ids[i] = rawValueToAny(id)
+	raws, ids, err := marshalInserts(docs)
+	if err != nil {
+		return nil, err
 	}
 	comment, err := marshalValue("InsertManyOptions.Comment", o.Comment)
 	if err != nil {
@@ -141,28 +148,44 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 	bt := &operation.Batch{Identifier: "documents"}
 	op.Batch = bt
 	var bwe BulkWriteException
-	partial := &BulkWriteResult{InsertedIDs: map[int]any{}, Acknowledged: !op.Unacknowledged}
-	failed := map[int]bool{}
+	// The partial result's ids are only needed when something failed:
+	// they are worked out then (partialIDs), from how far the batches
+	// went and which documents failed.
+	var inserted int64
+	var failed map[int]bool
+	done := 0      // documents sent so far
+	firstErr := -1 // an ordered insert stops after its first failed document
+	partial := func() *BulkWriteResult {
+		p := &BulkWriteResult{InsertedIDs: make(map[int]any, done), InsertedCount: inserted, Acknowledged: !op.Unacknowledged}
+		for i := 0; i < done; i++ {
+			if !failed[i] && !(firstErr >= 0 && i > firstErr) {
+				p.InsertedIDs[i] = ids[i]
+			}
+		}
+		return p
+	}
 	for off := 0; off < len(raws); {
 		bt.Docs, bt.Sent = raws[off:], 0
 		wr, addr, err := coll.runWrite(ctx, op, off)
 		if err != nil {
 			err = tooLarge(err, indexArg("documents", off))
 			if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
-				bwe.PartialResult = partial
+				bwe.PartialResult = partial()
 				return nil, errors.Join(&OperationError{Op: "insert", Address: addr, Err: &bwe}, err)
 			}
 			return nil, err
 		}
-		partial.InsertedCount += wr.n
+		inserted += wr.n
 		for _, we := range wr.writeErrors {
+			if failed == nil {
+				failed = map[int]bool{}
+			}
 			failed[we.Index] = true
 		}
-		for i := off; i < off+bt.Sent; i++ {
-			if !failed[i] && !(ordered && len(wr.writeErrors) > 0 && i > wr.writeErrors[0].Index) {
-				partial.InsertedIDs[i] = ids[i]
-			}
+		if ordered && len(wr.writeErrors) > 0 {
+			firstErr = wr.writeErrors[0].Index
 		}
+		done = off + bt.Sent
 		bwe.WriteErrors = append(bwe.WriteErrors, wr.writeErrors...)
 		if wr.wce != nil {
 			bwe.WriteConcernErrors = append(bwe.WriteConcernErrors, *wr.wce)
@@ -177,7 +200,7 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 		}
 	}
 	if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
-		bwe.PartialResult = partial
+		bwe.PartialResult = partial()
 		return nil, &OperationError{Op: "insert", Err: &bwe}
 	}
 	return &InsertManyResult{InsertedIDs: ids, Acknowledged: !op.Unacknowledged}, nil
@@ -240,4 +263,121 @@ func ensureID(doc bson.Raw) (bson.Raw, bson.RawValue) {
 
 func indexArg(arg string, i int) string {
 	return arg + "[" + strconv.Itoa(i) + "]"
+}
+
+// insertSize is the size of the last document InsertOne encoded: the
+// next one's buffer starts that big, so a large document is encoded
+// without growing its buffer step by step.
+var insertSize atomic.Int64
+
+func insertSizeHint() int { return min(int(insertSize.Load())+64, 64<<20) }
+
+func noteInsertSize(n int) { insertSize.Store(int64(n)) }
+
+// appendInsertDoc appends doc (a struct, a map, a bson.D, a bson.Raw...)
+// to dst as a document to insert, with a new ObjectID _id first when it
+// has none, and returns the extended buffer (the document is its bytes
+// from len(dst)) and the _id's value, which aliases it. index is the
+// document's place in InsertMany's slice (-1 for InsertOne), for the
+// argument an *ArgumentError names.
+func appendInsertDoc(dst []byte, doc any, index int) ([]byte, bson.RawValue, error) {
+	arg := func() string {
+		if index < 0 {
+			return "document"
+		}
+		return indexArg("documents", index)
+	}
+	start := len(dst)
+	var out []byte
+	// has: whether doc has an _id, when that is known without scanning
+	// the encoded document.
+	has, known := false, false
+	switch v := doc.(type) {
+	case nil:
+		return dst, bson.RawValue{}, &ArgumentError{Argument: arg(), Reason: "the document is nil"}
+	case bson.Raw, []byte:
+		r, err := marshalDoc(arg(), v)
+		if err != nil {
+			return dst, bson.RawValue{}, err
+		}
+		out = append(dst, r...)
+	default:
+		switch d := doc.(type) {
+		case bson.D:
+			known = true
+			for _, e := range d {
+				if e.Key == "_id" {
+					has = true
+					break
+				}
+			}
+		case bson.M:
+			_, has = d["_id"]
+			known = true
+		}
+		o, err := bson.MarshalAppend(dst, doc)
+		if err != nil {
+			return dst, bson.RawValue{}, &ArgumentError{Argument: arg(), Reason: err.Error(), Err: err}
+		}
+		out = o
+	}
+	if has || !known {
+		if id, err := bson.Raw(out[start:]).LookupErr("_id"); err == nil {
+			return out, id, nil
+		}
+	}
+	// Make room for the _id element after the length, in place.
+	const idLen = 1 + 4 + 12 // type, "_id\x00", ObjectID
+	n := len(out)
+	out = append(out, make([]byte, idLen)...)
+	copy(out[start+4+idLen:], out[start+4:n])
+	bson.AppendObjectIDElement(out[start+4:start+4], "_id", bson.NewObjectID())
+	binary.LittleEndian.PutUint32(out[start:], uint32(len(out)-start))
+	id := bson.RawValue{Type: bson.TypeObjectID, Value: out[start+9 : start+idLen+4 : start+idLen+4]}
+	return out, id, nil
+}
+
+// marshalInserts encodes InsertMany's documents into one buffer, each
+// with an _id, and returns them with their _id values.
+func marshalInserts(docs []any) ([]bson.Raw, []any, error) {
+	var buf []byte
+	ends := make([]int, len(docs))
+	// The ids, as the elements of one BSON array, are decoded together.
+	st, arr := bson.AppendDocumentStart(make([]byte, 0, 24*len(docs)+16))
+	for i, d := range docs {
+		out, id, err := appendInsertDoc(buf, d, i)
+		if err != nil {
+			return nil, nil, err
+		}
+		buf = out
+		arr = append(arr, byte(id.Type))
+		arr = strconv.AppendInt(arr, int64(i), 10)
+		arr = append(arr, 0)
+		arr = append(arr, id.Value...)
+		if i == 0 && len(docs) > 1 {
+			// Room for the rest, if they are about as big as the first.
+			if want := len(buf)*len(docs) + len(buf)/8 + 64; cap(buf) < want {
+				buf = append(make([]byte, 0, want), buf...)
+			}
+		}
+		ends[i] = len(buf)
+	}
+	arr, _ = bson.AppendDocumentEnd(arr, st)
+	raws := make([]bson.Raw, len(docs))
+	prev := 0
+	for i, e := range ends {
+		// Not capped at e: the connection sees that the documents lie end
+		// to end and writes them in one piece.
+		raws[i] = bson.Raw(buf[prev:e])
+		prev = e
+	}
+	var ids []any
+	if err := bson.UnmarshalValue(bson.TypeArray, arr, &ids); err != nil || len(ids) != len(docs) {
+		ids = make([]any, len(docs))
+		for i, r := range raws {
+			id, _ := r.LookupErr("_id")
+			ids[i] = rawValueToAny(id)
+		}
+	}
+	return raws, ids, nil
 }

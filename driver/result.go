@@ -215,8 +215,22 @@ func checkWriteReply(wr *writeReply, name string, offset, sent int) error {
 
 // rawValueToAny decodes a single value into its natural Go type.
 func rawValueToAny(v bson.RawValue) any {
-	if v.Type == 0 {
+	// The common _id types without the general decoder's setup.
+	switch v.Type {
+	case 0:
 		return nil
+	case bson.TypeObjectID:
+		if id, ok := v.ObjectIDOK(); ok && len(v.Value) == 12 {
+			return id
+		}
+	case bson.TypeInt32:
+		if n, ok := v.Int32OK(); ok && len(v.Value) == 4 {
+			return n
+		}
+	case bson.TypeInt64:
+		if n, ok := v.Int64OK(); ok && len(v.Value) == 8 {
+			return n
+		}
 	}
 	var out any
 	if err := bson.UnmarshalValue(v.Type, v.Value, &out); err != nil {

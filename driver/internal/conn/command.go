@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,6 +32,10 @@ type Request struct {
 	// ExhaustAllowed lets the server answer with a stream of replies
 	// (moreToCome set on each but the last), read with Receive.
 	ExhaustAllowed bool
+	// Watched says the caller interrupts the exchange itself, with Wake,
+	// if the context ends: Command then registers no watch of its own on
+	// the context, which saves an operation that cost.
+	Watched bool
 }
 
 // Reply is one reply message. Body aliases a pooled buffer: it is valid
@@ -162,6 +169,9 @@ func (c *Conn) sendable() error {
 // sendAs is send with the request id chosen by the caller, which command
 // monitoring needs before the message goes out; sendable was checked.
 func (c *Conn) sendAs(ctx context.Context, req *Request, socketTimeout time.Duration, id int32) (int32, error) {
+	if c.vectored(req) {
+		return c.sendVectored(ctx, req, socketTimeout, id)
+	}
 	bp := getBuf()
 	defer putBuf(bp)
 	msg, err := appendCommand((*bp)[:0], id, req, c.cfg.Handshake.ServerAPI)
@@ -191,15 +201,144 @@ func (c *Conn) sendAs(ctx context.Context, req *Request, socketTimeout time.Dura
 	return id, nil
 }
 
+// vectorMin is the size of a request's documents from which they are
+// written from where they lie (writev) instead of being copied into the
+// message buffer: copying a batch of large documents costs a buffer as big
+// as the batch and the time to fill it.
+const vectorMin = 256 << 10
+
+// vectored tells whether req's documents are to be written in place:
+// they are big enough, the message is not to be compressed (compression
+// needs the whole message), and the stream writes vectors in one call
+// (a TLS stream would turn each document into a record of its own).
+func (c *Conn) vectored(req *Request) bool {
+	if len(req.Sequences) == 0 {
+		return false
+	}
+	switch c.nc.(type) {
+	case *net.TCPConn, *net.UnixConn:
+	default:
+		return false
+	}
+	if c.comp != wire.CompressorNoop && wire.Compressible(commandName(req.Command)) {
+		return false
+	}
+	n := 0
+	for _, sq := range req.Sequences {
+		for _, d := range sq.Docs {
+			n += len(d)
+		}
+	}
+	return n >= vectorMin
+}
+
+// vecPool holds the vectors of sendVectored.
+var vecPool = sync.Pool{New: func() any { v := make([][]byte, 0, 16); return &v }}
+
+// sendVectored is sendAs for a request whose documents are written in
+// place: the header, the body and each sequence's start are built in a
+// pooled buffer, and the documents are written from the caller's memory,
+// those that lie end to end in one piece.
+func (c *Conn) sendVectored(ctx context.Context, req *Request, socketTimeout time.Duration, id int32) (int32, error) {
+	if len(req.Command) < 5 || req.Command[len(req.Command)-1] != 0 {
+		return 0, errors.New("conn: command is not a BSON document")
+	}
+	bp := getBuf()
+	defer putBuf(bp)
+	var flags wire.Flags
+	if req.MoreToCome {
+		flags |= wire.MoreToCome
+	}
+	if req.ExhaustAllowed {
+		flags |= wire.ExhaustAllowed
+	}
+	start, b := wire.AppendHeaderStart((*bp)[:0], id, 0, wire.OpMsg)
+	b = wire.AppendMsgFlags(b, flags)
+	b = append(b, 0) // section kind 0: the body
+	docStart := len(b)
+	b = append(b, req.Command[:len(req.Command)-1]...)
+	b = handshake.AppendServerAPI(b, c.cfg.Handshake.ServerAPI)
+	if req.DB != "" {
+		b = bson.AppendStringElement(b, "$db", req.DB)
+	}
+	b = append(b, 0)
+	binary.LittleEndian.PutUint32(b[docStart:], uint32(len(b)-docStart))
+	// Each sequence's start goes into b; ends[k] is where the k-th ends.
+	var endsArr [4]int
+	ends := endsArr[:0]
+	total := 0
+	for _, sq := range req.Sequences {
+		ss, out := wire.AppendSequenceStart(b, sq.Identifier)
+		b = out
+		n := len(b) - ss
+		for _, d := range sq.Docs {
+			n += len(d)
+		}
+		binary.LittleEndian.PutUint32(b[ss:], uint32(n))
+		ends = append(ends, len(b))
+		total += n - (len(b) - ss)
+	}
+	total += len(b) - start
+	binary.LittleEndian.PutUint32(b[start:], uint32(total))
+	*bp = b
+	if max := int(c.hello.MaxMessageSizeBytes); max > 0 && total > max {
+		return 0, &MessageSizeError{Size: total, Max: max}
+	}
+	vp := vecPool.Get().(*[][]byte)
+	vec := (*vp)[:0]
+	prev := start
+	for k, sq := range req.Sequences {
+		vec = append(vec, b[prev:ends[k]])
+		prev = ends[k]
+		for _, d := range sq.Docs {
+			last := vec[len(vec)-1]
+			if len(d) > 0 && cap(last)-len(last) >= len(d) && &last[:len(last)+1][len(last)] == &d[0] {
+				vec[len(vec)-1] = last[:len(last)+len(d)] // d follows last in memory
+				continue
+			}
+			vec = append(vec, d)
+		}
+	}
+	err := c.writeVector(ctx, vec, socketTimeout)
+	clear(vec)
+	if cap(vec) <= 4096 {
+		*vp = vec[:0]
+		vecPool.Put(vp)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if !req.MoreToCome {
+		c.expect = id
+	}
+	return id, nil
+}
+
+// writeVector is write for a message in pieces.
+func (c *Conn) writeVector(ctx context.Context, vec [][]byte, socketTimeout time.Duration) error {
+	stop, err := c.deadline(ctx, socketTimeout)
+	if err != nil {
+		return c.fail("write", err)
+	}
+	nb := net.Buffers(vec)
+	_, err = nb.WriteTo(c.nc)
+	c.stopped(stop)
+	if err != nil {
+		if c.closed.Load() && !isTimeout(err) && ctx.Err() == nil {
+			return ErrClosed
+		}
+		return c.fail("write", ioErr(ctx, err))
+	}
+	return nil
+}
+
 func (c *Conn) write(ctx context.Context, msg []byte, socketTimeout time.Duration) error {
 	stop, err := c.deadline(ctx, socketTimeout)
 	if err != nil {
 		return c.fail("write", err)
 	}
 	_, err = c.nc.Write(msg)
-	if stop != nil {
-		stop()
-	}
+	c.stopped(stop)
 	if err != nil {
 		if c.closed.Load() && !isTimeout(err) && ctx.Err() == nil {
 			return ErrClosed
@@ -225,10 +364,8 @@ func (c *Conn) receive(ctx context.Context, socketTimeout time.Duration, respons
 	if err != nil {
 		return nil, c.fail("read", err)
 	}
-	buf, err := wire.ReadMessage(c.br, c.maxSize)
-	if stop != nil {
-		stop()
-	}
+	buf, err := c.readMessage()
+	c.stopped(stop)
 	if err != nil {
 		if c.closed.Load() && !isTimeout(err) && ctx.Err() == nil {
 			return nil, ErrClosed
@@ -245,6 +382,61 @@ func (c *Conn) receive(ctx context.Context, socketTimeout time.Duration, respons
 		c.expect = r.RequestID
 	}
 	return r, nil
+}
+
+// bigReply is the size from which a reply is read into a buffer of its
+// exact size, allocated once: wire.ReadMessage grows its buffer by
+// doubling as bytes arrive, which for a 16 MB batch allocates twice that.
+// The server is a handshaken peer whose maxMessageSizeBytes bounds the
+// size, and such buffers are never pooled anyway.
+const bigReply = 1 << 20
+
+// readMessage reads one message: a big one (bigReply) into a buffer of
+// its size, others into a pooled buffer.
+func (c *Conn) readMessage() (*wire.Buffer, error) {
+	h, err := c.br.Peek(4)
+	if err != nil {
+		if err == io.EOF && len(h) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, &wire.Error{Op: "read", Offset: len(h), Reason: "reading the message header", Err: err}
+	}
+	length := int(int32(binary.LittleEndian.Uint32(h)))
+	max := c.maxSize
+	if max <= 0 {
+		max = wire.DefaultMaxMessageSize
+	}
+	if length <= bigReply || length > max {
+		return wire.ReadMessage(c.br, c.maxSize)
+	}
+	b := make([]byte, length)
+	if n, err := io.ReadFull(c.br, b); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, &wire.Error{Op: "read", Offset: n, Reason: "reading " + strconv.Itoa(length) + "-byte message", Err: err}
+	}
+	return &wire.Buffer{B: b}, nil
+}
+
+// Detach returns the body for the caller to keep: the reply's own buffer
+// when it is too big to be pooled (no copy), otherwise a copy. The reply
+// is released.
+func (r *Reply) Detach() bson.Raw {
+	if r == nil {
+		return nil
+	}
+	var out bson.Raw
+	switch {
+	case r.dbuf != nil && cap(*r.dbuf) > maxPooled:
+		out, r.dbuf = r.Body, nil // putBuf would drop it
+	case r.dbuf == nil && r.buf != nil && cap(r.buf.B) > bigReply:
+		out = r.Body // Release drops it
+	default:
+		out = append(bson.Raw(nil), r.Body...)
+	}
+	r.Release()
+	return out
 }
 
 func (c *Conn) decode(buf *wire.Buffer, responseTo int32) (*Reply, error) {
@@ -299,7 +491,18 @@ func (c *Conn) decode(buf *wire.Buffer, responseTo int32) (*Reply, error) {
 // connection. With req.MoreToCome, Command returns (nil, nil) once the
 // message is written.
 func (c *Conn) Command(ctx context.Context, req *Request) (*Reply, error) {
-	id, err := c.send(ctx, req, c.cfg.SocketTimeout)
+	if err := c.sendable(); err != nil {
+		return nil, err
+	}
+	if !req.MoreToCome {
+		if req.Watched {
+			c.watched = true
+			defer c.unwatchExternal()
+		} else {
+			defer c.unwatch(c.watch(ctx))
+		}
+	}
+	id, err := c.sendAs(ctx, req, c.cfg.SocketTimeout, c.reqID())
 	if err != nil || req.MoreToCome {
 		return nil, err
 	}

@@ -99,6 +99,16 @@ type Conn struct {
 	streaming bool
 	// expect is the request id the next reply must answer.
 	expect int32
+	// dlSet tells whether the stream may have a deadline set; when false
+	// it has none and clearing it is skipped.
+	dlSet bool
+	// watched is set during an exchange whose context watch is armed
+	// (watch): reads and writes then register none of their own.
+	watched bool
+	// wake sets a past deadline on the stream (wakeFunc).
+	wake func()
+	// woken is set by Wake.
+	woken atomic.Bool
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -263,7 +273,8 @@ func overloadSign(ne *NetworkError) bool {
 
 // deadline arms the stream's deadline for one exchange: the earlier of the
 // context's deadline and the socket timeout. A context that can be
-// cancelled without a deadline interrupts the I/O through stop.
+// cancelled without a deadline interrupts the I/O through stop; within a
+// watched exchange (watch) the exchange's stop does that instead.
 func (c *Conn) deadline(ctx context.Context, socketTimeout time.Duration) (stop func() bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -274,21 +285,89 @@ func (c *Conn) deadline(ctx context.Context, socketTimeout time.Duration) (stop 
 			dl, has = s, true
 		}
 	}
-	if has {
-		err = c.nc.SetDeadline(dl)
-	} else {
-		err = c.nc.SetDeadline(time.Time{})
+	if c.woken.Load() {
+		// Wake set a past deadline, perhaps after the last exchange's
+		// I/O ended: it must be replaced.
+		c.woken.Store(false)
+		c.dlSet = true
 	}
-	if err != nil {
-		return nil, err
+	// Clearing a deadline that is already clear costs a timer update
+	// per read and write for nothing.
+	if has || c.dlSet {
+		if has {
+			err = c.nc.SetDeadline(dl)
+		} else {
+			err = c.nc.SetDeadline(time.Time{})
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.dlSet = has
+	}
+	if c.watched {
+		// The exchange's watch was registered before this deadline was
+		// set: a cancellation in between was overwritten, so look again.
+		// One after this point wakes the I/O.
+		return nil, ctx.Err()
 	}
 	if ctx.Done() == nil {
 		return nil, nil
 	}
-	return context.AfterFunc(ctx, func() {
-		// A past deadline wakes any blocked read or write.
-		_ = c.nc.SetDeadline(time.Unix(1, 0))
-	}), nil
+	return context.AfterFunc(ctx, c.wakeFunc()), nil
+}
+
+// wakeFunc returns the function that wakes a blocked read or write by
+// setting a deadline in the past.
+func (c *Conn) wakeFunc() func() {
+	if c.wake == nil {
+		c.wake = func() { _ = c.nc.SetDeadline(time.Unix(1, 0)) }
+	}
+	return c.wake
+}
+
+// stopped ends a watch; when the watch fired, the stream's deadline is in
+// the past, so the next exchange must set it again.
+func (c *Conn) stopped(stop func() bool) {
+	if stop != nil && !stop() {
+		c.dlSet = true
+	}
+}
+
+// watch arms the interruption of a whole exchange (a request and its
+// reply) by ctx at once, instead of once per read and per write; unwatch
+// ends it.
+func (c *Conn) watch(ctx context.Context) (stop func() bool) {
+	if ctx.Done() == nil || ctx.Err() != nil {
+		return nil // nothing to watch, or deadline reports the error
+	}
+	c.watched = true
+	return context.AfterFunc(ctx, c.wakeFunc())
+}
+
+// unwatch ends the watch armed by watch.
+func (c *Conn) unwatch(stop func() bool) {
+	c.watched = false
+	c.stopped(stop)
+}
+
+// unwatchExternal ends an exchange whose caller watched its context
+// (Request.Watched): if the caller woke the connection, its deadline is in
+// the past and the next exchange must set it again.
+func (c *Conn) unwatchExternal() {
+	c.watched = false
+	if c.woken.Load() {
+		c.woken.Store(false)
+		c.dlSet = true
+	}
+}
+
+// Wake interrupts the read or write in progress, or the next one of the
+// exchange, by setting a deadline in the past: for the caller of a
+// Request with Watched set, once the exchange's context has ended. It may
+// be called from any goroutine, but only while the exchange is running.
+func (c *Conn) Wake() {
+	c.woken.Store(true)
+	_ = c.nc.SetDeadline(time.Unix(1, 0))
 }
 
 // ioErr turns an I/O error into the error the caller sees: the context's

@@ -37,6 +37,14 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 	if err := c.sendable(); err != nil {
 		return nil, err
 	}
+	if !req.MoreToCome {
+		if req.Watched {
+			c.watched = true
+			defer c.unwatchExternal()
+		} else {
+			defer c.unwatch(c.watch(ctx))
+		}
+	}
 	id := c.reqID()
 	name := commandName(req.Command)
 	f := event.CommandFields{

@@ -14,19 +14,29 @@ type Command struct {
 
 // NewCommand starts a command whose first element is name: value.
 func NewCommand(name string, value bson.RawValue, sizeHint int) *Command {
+	// Small enough to be inlined, so that the Command of a builder chain
+	// can stay on the caller's stack.
 	c := &Command{}
+	c.startValue(name, value, sizeHint)
+	return c
+}
+
+func (c *Command) startValue(name string, value bson.RawValue, sizeHint int) {
 	c.st, c.b = bson.AppendDocumentStart(make([]byte, 0, 64+sizeHint))
 	c.b = bson.AppendValueElement(c.b, name, value)
-	return c
 }
 
 // NewCollectionCommand starts a command whose first element is name:
 // collection, as most commands are.
 func NewCollectionCommand(name, collection string, sizeHint int) *Command {
 	c := &Command{}
+	c.startString(name, collection, sizeHint)
+	return c
+}
+
+func (c *Command) startString(name, collection string, sizeHint int) {
 	c.st, c.b = bson.AppendDocumentStart(make([]byte, 0, 64+len(collection)+sizeHint))
 	c.b = bson.AppendStringElement(c.b, name, collection)
-	return c
 }
 
 // Value appends key: v unless v is unset (the zero RawValue).

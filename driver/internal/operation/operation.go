@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,9 @@ type Executor struct {
 	// min(serverSelectionTimeoutMS, timeoutMS) after selection, and the
 	// pool's waitQueueTimeoutMS is ignored (CSOT); 0 leaves only Timeout.
 	ServerSelectionTimeout time.Duration
+
+	// stimeout is the last session timeout (sessionTimeout).
+	stimeout atomic.Pointer[time.Duration]
 }
 
 // Op is one operation: one command, with what the executor adds to it.
@@ -134,6 +138,35 @@ type Result struct {
 	Binding *Binding
 }
 
+// OpContext is the context of one client operation whose own context
+// cannot end early: only the client's Disconnect ends it (its Context is
+// the cancelable one the client made for that). Execute tells it which
+// connection the operation is using, so that Interrupt wakes that
+// connection's I/O; the connection then needs no watch of its own on the
+// context, which saves each operation that cost.
+type OpContext struct {
+	context.Context
+	mu   sync.Mutex
+	conn *conn.Conn
+}
+
+// Interrupt wakes the I/O of the operation's connection, if it is using
+// one. Call it after canceling Context.
+func (o *OpContext) Interrupt() {
+	o.mu.Lock()
+	if o.conn != nil {
+		o.conn.Wake()
+	}
+	o.mu.Unlock()
+}
+
+// use records the connection the operation is using (nil: none).
+func (o *OpContext) use(c *conn.Conn) {
+	o.mu.Lock()
+	o.conn = c
+	o.mu.Unlock()
+}
+
 // ErrClientDisconnected is the cause with which the client cancels the
 // contexts of the operations it interrupts when it disconnects (package
 // driver exports it). An error such an interruption causes says nothing
@@ -202,7 +235,8 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 		fin.Name, fin.Database, fin.Collection, fin.OperationID = op.Name, op.DB, op.Collection, id
 		fin.Duration = time.Since(start)
 		fin.Err = err
-		d.OperationFinished(ctx, &fin)
+		f := fin // escapes to the monitors; fin stays on the stack
+		d.OperationFinished(ctx, &f)
 	}
 	return res, err
 }
@@ -257,6 +291,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}()
 	fin.Attempts++
 	c := pc.Conn()
+	// An OpContext wakes the connection itself when it ends; the
+	// connection is forgotten before it is checked in (deferred above).
+	oc, watched := ctx.(*OpContext)
+	if watched {
+		oc.use(c)
+		defer oc.use(nil)
+	}
 	hello := c.Hello()
 	if op.Check != nil {
 		if err := op.Check(ServerLimits{MaxWireVersion: hello.MaxWireVersion, MaxBSONObjectSize: hello.MaxBSONObjectSize,
@@ -279,8 +320,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	case hello.ServiceID != nil:
 		sess, owned = x.Sessions.Get(nil), true
 	case hello.LogicalSessionTimeoutMinutes != nil && td.LogicalSessionTimeoutMinutes != nil:
-		t := time.Duration(*td.LogicalSessionTimeoutMinutes) * time.Minute
-		stimeout = &t
+		stimeout = x.sessionTimeout(*td.LogicalSessionTimeoutMinutes)
 		sess, owned = x.Sessions.Get(stimeout), true
 	}
 	var clusterTime bson.Raw
@@ -298,7 +338,12 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	cmd := op.Command
 	if sess != nil || clusterTime != nil || op.ReadConcern != nil || op.WriteConcern != nil || rp != nil {
-		cmd = extend(cmd, sess, clusterTime, op.ReadConcern, op.WriteConcern, rp)
+		// The extended copy only lives until the message is written (the
+		// command event takes its own copy), so its buffer is pooled.
+		ebuf := getCmdBuf()
+		defer putCmdBuf(ebuf)
+		cmd = extend((*ebuf)[:0], cmd, sess, clusterTime, op.ReadConcern, op.WriteConcern, rp)
+		*ebuf = cmd
 	}
 	if sess != nil {
 		sess.LastUse = time.Now()
@@ -321,7 +366,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		bt.Sent = n
 		seqs = []wire.Sequence{{Identifier: bt.Identifier, Docs: bt.Docs[:n]}}
 	}
-	req := conn.Request{DB: op.DB, Command: cmd, Sequences: seqs, MoreToCome: op.Unacknowledged}
+	req := conn.Request{DB: op.DB, Command: cmd, Sequences: seqs, MoreToCome: op.Unacknowledged, Watched: watched}
 	r, err := c.MonitoredCommand(ctx, &req, x.Events, id)
 	if err != nil && !errors.Is(context.Cause(ctx), ErrClientDisconnected) {
 		x.Topology.HandleConnError(pc, addr, err, description.PhaseOperation)
@@ -335,8 +380,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	var body bson.Raw
 	switch {
 	case r != nil:
-		body = append(bson.Raw(nil), r.Body...)
-		r.Release()
+		body = r.Detach()
 	case err == nil && op.Unacknowledged:
 		body = okDoc
 	}
@@ -349,9 +393,8 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	if x.Clock != nil {
 		src := body
-		var ce *conn.CommandError
-		if src == nil && errors.As(err, &ce) {
-			src = ce.Raw
+		if src == nil && err != nil {
+			src = commandErrorReply(err)
 		}
 		if ct, e := src.LookupErr("$clusterTime"); e == nil && ct.Type == bson.TypeEmbeddedDocument {
 			x.Clock.Advance(ct.Document())
@@ -444,14 +487,58 @@ func isNetwork(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// extend returns cmd with the fields the executor adds, in one copy.
-func extend(cmd bson.Raw, sess *session.Server, clusterTime, rc, wc, rp bson.Raw) bson.Raw {
+// commandErrorReply returns the server's reply held by err, a
+// *conn.CommandError, or nil.
+func commandErrorReply(err error) bson.Raw {
+	var ce *conn.CommandError
+	if errors.As(err, &ce) {
+		return ce.Raw
+	}
+	return nil
+}
+
+// sessionTimeout returns logicalSessionTimeoutMinutes as a duration, the
+// same pointer while the value stays the same (the session pool and the
+// cursors' bindings keep it).
+func (x *Executor) sessionTimeout(minutes int64) *time.Duration {
+	t := time.Duration(minutes) * time.Minute
+	if p := x.stimeout.Load(); p != nil && *p == t {
+		return p
+	}
+	p := &t
+	x.stimeout.Store(p)
+	return p
+}
+
+// Pooled buffers for extended commands; those that grew past
+// maxPooledCmd are dropped so one huge command does not pin memory.
+const maxPooledCmd = 64 << 10
+
+var cmdBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func getCmdBuf() *[]byte { return cmdBufs.Get().(*[]byte) }
+
+func putCmdBuf(b *[]byte) {
+	if cap(*b) > maxPooledCmd {
+		return
+	}
+	*b = (*b)[:0]
+	cmdBufs.Put(b)
+}
+
+// extend appends to dst cmd with the fields the executor adds.
+func extend(dst []byte, cmd bson.Raw, sess *session.Server, clusterTime, rc, wc, rp bson.Raw) bson.Raw {
 	n := len(cmd) + 16
 	if sess != nil {
 		n += len(sess.LSID) + 6
 	}
 	n += len(clusterTime) + len(rc) + len(wc) + len(rp) + 64
-	b := make([]byte, 0, n)
+	b := dst
+	if cap(b)-len(b) < n {
+		b = make([]byte, len(b), len(b)+n)
+		copy(b, dst)
+	}
+	start := len(b)
 	b = append(b, cmd[:len(cmd)-1]...)
 	if rc != nil {
 		b = bson.AppendDocumentElement(b, "readConcern", rc)
@@ -469,8 +556,8 @@ func extend(cmd bson.Raw, sess *session.Server, clusterTime, rc, wc, rp bson.Raw
 		b = bson.AppendDocumentElement(b, "$readPreference", rp)
 	}
 	b = append(b, 0)
-	binary.LittleEndian.PutUint32(b, uint32(len(b)))
-	return b
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start))
+	return b[start:]
 }
 
 // readPreferenceFor returns the $readPreference a read under rp needs on
