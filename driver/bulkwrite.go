@@ -169,37 +169,53 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 	for _, u := range r.Upserted {
 		res.UpsertedIDs[u.Index] = rawValueToAny(u.ID)
 	}
-	bwe := BulkWriteException{Labels: r.Labels}
-	if len(r.WriteErrors) > 0 {
-		bwe.WriteErrors = make([]WriteError, len(r.WriteErrors))
-		for i, we := range r.WriteErrors {
-			bwe.WriteErrors[i] = WriteError{Index: we.Index, Code: we.Code, CodeName: we.CodeName, Message: we.Message, Details: we.Details}
-		}
-	}
-	for _, e := range r.WriteConcernErrors {
-		bwe.WriteConcernErrors = append(bwe.WriteConcernErrors,
-			WriteConcernError{Code: e.Code, CodeName: e.CodeName, Message: e.Message, Details: e.Details, Labels: e.Labels})
+	var bwe *BulkWriteException
+	if len(r.WriteErrors) > 0 || len(r.WriteConcernErrors) > 0 {
+		bwe = bulkWriteException(r.WriteErrors, r.WriteConcernErrors, r.Labels)
+		bwe.PartialResult = res
 	}
 	if failure != nil {
-		err := failure.Err
-		if failure.Reply {
-			err = &OperationError{Op: failure.Op, Address: failure.Address, Err: publicError(err)}
-		}
-		err = tooLarge(err, indexArg("models", failure.Index))
-		if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
-			bwe.PartialResult = res
-			return nil, errors.Join(&OperationError{Op: "bulkWrite", Address: failure.Address, Err: &bwe}, err)
+		err := tooLarge((*bulkFailure)(failure).err(), indexArg("models", failure.Index))
+		if bwe != nil {
+			return nil, errors.Join(&OperationError{Op: "bulkWrite", Address: failure.Address, Err: bwe}, err)
 		}
 		return nil, err
 	}
 	if !res.Acknowledged {
 		return &BulkWriteResult{}, nil
 	}
-	if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
-		bwe.PartialResult = res
-		return nil, &OperationError{Op: "bulkWrite", Err: &bwe}
+	if bwe != nil {
+		return nil, &OperationError{Op: "bulkWrite", Err: bwe}
 	}
 	return res, nil
+}
+
+// bulkWriteException makes the exception of a multi-statement write from
+// what operation reports.
+func bulkWriteException(wes []operation.WriteError, wces []operation.WriteConcernFailure, labels []string) *BulkWriteException {
+	bwe := &BulkWriteException{Labels: labels}
+	if len(wes) > 0 {
+		bwe.WriteErrors = make([]WriteError, len(wes))
+		for i, we := range wes {
+			bwe.WriteErrors[i] = WriteError{Index: we.Index, Code: we.Code, CodeName: we.CodeName, Message: we.Message, Details: we.Details}
+		}
+	}
+	for _, e := range wces {
+		bwe.WriteConcernErrors = append(bwe.WriteConcernErrors,
+			WriteConcernError{Code: e.Code, CodeName: e.CodeName, Message: e.Message, Details: e.Details, Labels: e.Labels})
+	}
+	return bwe
+}
+
+// bulkFailure is the error of a multi-command write that f stopped: the
+// executor's, or a malformed reply's *ReplyError in an *OperationError.
+type bulkFailure operation.BulkFailure
+
+func (f *bulkFailure) err() error {
+	if f.Reply {
+		return &OperationError{Op: f.Op, Address: f.Address, Err: publicError(f.Err)}
+	}
+	return f.Err
 }
 
 // execWrite runs one command of a multi-command write for
