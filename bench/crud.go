@@ -67,35 +67,61 @@ type crudResult struct {
 // (startServerProcess): it prints the URI and serves until stdin closes.
 const serveEnv = "MONGOSCOPE_BENCH_SERVE"
 
-// serveIfChild runs the child's side of startServerProcess and exits.
+// serveIfChild runs the child's side of startServerProcess and exits:
+// serveEnv=1 serves mongotest, serveEnv=replay the replay server.
 func serveIfChild() {
-	if os.Getenv(serveEnv) != "1" {
+	mode := os.Getenv(serveEnv)
+	if mode == "" {
 		return
 	}
-	srv, err := mongotest.Start(mongotest.Options{CommandLogSize: -1})
-	if err != nil {
-		fail(err)
+	var uri string
+	var closeFn func()
+	switch mode {
+	case "1":
+		srv, err := mongotest.Start(mongotest.Options{CommandLogSize: -1})
+		if err != nil {
+			fail(err)
+		}
+		uri, closeFn = srv.URI(), srv.Close
+	case serveReplay:
+		docs, ok, err := loadSpecDocs()
+		if err != nil {
+			fail(err)
+		}
+		if !ok {
+			fail(errors.New("replay server: the benchmarking data set was not found"))
+		}
+		srv, err := startReplay(docs)
+		if err != nil {
+			fail(err)
+		}
+		uri, closeFn = srv.URI(), srv.Close
+	default:
+		fail(fmt.Errorf("%s=%q: want 1 or %s", serveEnv, mode, serveReplay))
 	}
-	fmt.Println(srv.URI())
+	fmt.Println(uri)
 	_, _ = io.Copy(io.Discard, os.Stdin)
-	srv.Close()
+	closeFn()
 	os.Exit(0)
 }
 
-// serverProcess is a mongotest server in a child process.
+// serveReplay is serveEnv's value for a replay server child.
+const serveReplay = "replay"
+
+// serverProcess is a mongotest or replay server in a child process.
 type serverProcess struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	uri   string
 }
 
-func startServerProcess() (*serverProcess, error) {
+func startServerProcess(mode string) (*serverProcess, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), serveEnv+"=1")
+	cmd.Env = append(os.Environ(), serveEnv+"="+mode)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -112,7 +138,7 @@ func startServerProcess() (*serverProcess, error) {
 	if err != nil {
 		_ = stdin.Close()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("mongotest server process: %w", err)
+		return nil, fmt.Errorf("%s server process: %w", mode, err)
 	}
 	return &serverProcess{cmd: cmd, stdin: stdin, uri: strings.TrimSpace(line)}, nil
 }
@@ -406,21 +432,54 @@ func crudTasks(e *crudEnv) []crudTask {
 // the collection, so the seed is redone before each of these.
 func crudSeeded(name string) bool { return strings.HasPrefix(name, "find") }
 
+// replaySuffix names the rows run against the replay server.
+const replaySuffix = " (replay server)"
+
+// replayRows are the rows also run against the replay server: those where
+// mongotest's own time or its collection lock bounds the ratio.
+var replayRows = map[string]bool{
+	"find 10,000 and empty the cursor":                             true,
+	"findOne by _id":                                               true,
+	"insertOne small doc":                                          true,
+	"insertMany 10,000 small docs":                                 true,
+	fmt.Sprintf("findOne by _id, %d goroutines", parallelism):      true,
+	fmt.Sprintf("insertOne small doc, %d goroutines", parallelism): true,
+}
+
+// replayCount caps the runs per replay row.
+const replayCount = 3
+
+// replayTasks are crudTasks' replay rows, renamed.
+func replayTasks(e *crudEnv) []crudTask {
+	var out []crudTask
+	for _, t := range crudTasks(e) {
+		if replayRows[t.name] {
+			t.name += replaySuffix
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // runCRUDTasks prints the CRUD table for the rows sel matches and tells
-// whether it printed anything.
+// whether it printed anything: the rows against mongotest, then the rows
+// against the replay server.
 func runCRUDTasks(sel *regexp.Regexp, count int, after bool) bool {
 	docs, ok, err := loadSpecDocs()
 	if err != nil {
 		fail(err)
 	}
 	probe := &crudEnv{docs: &specDocs{}}
-	var names []string
-	for _, t := range crudTasks(probe) {
-		if sel.MatchString(t.name) {
-			names = append(names, t.name)
+	matches := func(ts []crudTask) bool {
+		for _, t := range ts {
+			if sel.MatchString(t.name) {
+				return true
+			}
 		}
+		return false
 	}
-	if len(names) == 0 {
+	onMongotest, onReplay := matches(crudTasks(probe)), matches(replayTasks(probe))
+	if !onMongotest && !onReplay {
 		return false
 	}
 	if after {
@@ -430,7 +489,27 @@ func runCRUDTasks(sel *regexp.Regexp, count int, after bool) bool {
 		fmt.Println("CRUD rows skipped: the benchmarking specification's data/single_and_multi_document.tgz was not found (set MONGODB_SPECS_DIR)")
 		return true
 	}
-	srv, err := startServerProcess()
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "task\tours ops/s\ttheirs ops/s\tratio\tours MB/s\ttheirs MB/s\tours allocs/op\ttheirs allocs/op\tours B/op\ttheirs B/op\tserver share ours/theirs\t")
+	if onMongotest {
+		runCRUDRows(tw, sel, count, docs, "1", crudTasks)
+	}
+	if onReplay {
+		// The replay server adds little noise of its own; three runs
+		// keep the whole of make bench near seven minutes.
+		runCRUDRows(tw, sel, min(count, replayCount), docs, serveReplay, replayTasks)
+	}
+	tw.Flush()
+	fmt.Println(crudNotes)
+	fmt.Println(replayNotes)
+	return true
+}
+
+// runCRUDRows starts a server process of the given mode, connects one
+// client of each driver, and writes the rows of tasks that sel matches
+// to tw. The replay server's data needs no seeding.
+func runCRUDRows(tw io.Writer, sel *regexp.Regexp, count int, docs *specDocs, mode string, tasks func(*crudEnv) []crudTask) {
+	srv, err := startServerProcess(mode)
 	if err != nil {
 		fail(err)
 	}
@@ -459,14 +538,11 @@ func runCRUDTasks(sel *regexp.Regexp, count int, after bool) bool {
 	if err := tc.Ping(ctx, nil); err != nil {
 		fail(err)
 	}
-
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "task\tours ops/s\ttheirs ops/s\tratio\tours MB/s\ttheirs MB/s\tours allocs/op\ttheirs allocs/op\tours B/op\ttheirs B/op\tserver share ours/theirs\t")
-	for _, t := range crudTasks(e) {
+	for _, t := range tasks(e) {
 		if !sel.MatchString(t.name) {
 			continue
 		}
-		if crudSeeded(t.name) {
+		if mode != serveReplay && crudSeeded(t.name) {
 			if err := e.seed(); err != nil {
 				fail(err)
 			}
@@ -483,9 +559,6 @@ func runCRUDTasks(sel *regexp.Regexp, count int, after bool) bool {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t%s / %s\t\n", t.name,
 			ops(o), ops(th), th.nsop/o.nsop, mbps(o), mbps(th), o.allocs, th.allocs, o.bytesB, th.bytesB, share(o), share(th))
 	}
-	tw.Flush()
-	fmt.Println(crudNotes)
-	return true
 }
 
 // measurePair runs both sides count times each, alternating which goes

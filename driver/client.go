@@ -16,6 +16,7 @@ import (
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/driver/internal/operation"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
 	"github.com/mongoscope/mongoscope/driver/internal/session"
@@ -48,6 +49,7 @@ type Client struct {
 	base     concerns
 	sessions *session.Pool
 	clock    *session.Clock
+	meta     *conn.SharedMetadata // the handshake metadata new connections send
 
 	// stop is canceled, with ErrClientDisconnected as its cause, when
 	// Disconnect gives up waiting for the operations in flight: each
@@ -155,7 +157,7 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	sessions, clock := session.NewPool(), &session.Clock{}
-	c := &Client{topo: topo, sink: sink, readPref: rp, base: base, sessions: sessions, clock: clock,
+	c := &Client{meta: settings.Metadata(), topo: topo, sink: sink, readPref: rp, base: base, sessions: sessions, clock: clock,
 		exec: &operation.Executor{Topology: topo, Events: d, Sessions: sessions, Clock: clock}, drained: make(chan struct{})}
 	c.stop, c.stopNow = context.WithCancelCause(context.Background())
 	if cs.Timeout != nil {
@@ -327,6 +329,28 @@ func (c *Client) Disconnect(ctx context.Context) error {
 	c.topo.Close()
 	closeSink(c.sink)
 	return err
+}
+
+// AppendMetadata adds a library's name, version and platform to the
+// handshake metadata of the connections the client opens from now on (the
+// handshake specification's appendMetadata, for a library that wraps a
+// client it was given): each non-empty field is appended to the driver's
+// after a '|'. Connections already open keep what they sent; none is
+// opened or closed for this. Appending the same DriverInfo again changes
+// nothing. A field that contains '|' is an *ArgumentError.
+func (c *Client) AppendMetadata(info DriverInfo) error {
+	if err := c.live(); err != nil {
+		return err
+	}
+	if err := c.meta.AppendDriverInfo(handshake.DriverInfo{Name: info.Name, Version: info.Version, Platform: info.Platform}); err != nil {
+		reason := err.Error()
+		var he *handshake.Error
+		if errors.As(err, &he) {
+			reason = he.Reason
+		}
+		return &ArgumentError{Argument: "DriverInfo", Reason: reason, Err: err}
+	}
+	return nil
 }
 
 // endSessions tells the servers to forget the client's idle sessions

@@ -378,3 +378,69 @@ func TestDisconnectWithOpenCursors(t *testing.T) {
 		})
 	}
 }
+
+// AppendMetadata: connections opened afterwards send the appended driver
+// info, after a '|'; open connections are kept; the same info twice is
+// appended once; a '|' in a field is refused.
+func TestAppendMetadata(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := connect(t, srv.URI()+"?maxPoolSize=1", nil)
+	ctx := ctxTimeout(t, 10*time.Second)
+	ping := func() {
+		if _, err := c.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ping()
+	if err := c.AppendMetadata(DriverInfo{Name: "framework", Version: "2.0", Platform: "Framework Platform"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AppendMetadata(DriverInfo{Name: "framework", Version: "2.0", Platform: "Framework Platform"}); err != nil {
+		t.Fatal(err)
+	}
+	var ae *ArgumentError
+	if err := c.AppendMetadata(DriverInfo{Name: "a|b"}); !errors.As(err, &ae) {
+		t.Fatalf("a '|' in the name: %v", err)
+	}
+	before := len(srv.Commands())
+	ping()
+	for _, cmd := range srv.Commands()[before:] {
+		if cmd.Name == "hello" || cmd.Name == "isMaster" {
+			if _, err := cmd.Body.LookupErr("topologyVersion"); err != nil {
+				t.Fatalf("a new connection was opened for the metadata: %s", cmd.Body)
+			}
+		}
+	}
+	// A new connection (the pool's is closed by a server-side reset)
+	// sends the new metadata.
+	srv.ResetConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := c.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	for _, cmd := range srv.Commands() {
+		if cmd.Name != "hello" && cmd.Name != "isMaster" {
+			continue
+		}
+		if _, err := cmd.Body.LookupErr("topologyVersion"); err == nil {
+			continue // a monitor's awaited hello: no metadata
+		}
+		if n, err := cmd.Body.LookupErr("client", "driver", "name"); err == nil {
+			names = append(names, n.StringValue())
+		}
+	}
+	last := names[len(names)-1]
+	if last != "mongoscope|framework" {
+		t.Fatalf("the newest connection's driver name is %q (all: %v)", last, names)
+	}
+	if names[0] != "mongoscope" {
+		t.Fatalf("the first connection sent %q", names[0])
+	}
+}

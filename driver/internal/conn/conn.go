@@ -51,6 +51,10 @@ type Config struct {
 	// handshake.Metadata (nil builds it here).
 	Handshake handshake.Options
 	Metadata  bson.Raw
+	// Shared, when set, holds the client's current metadata, which
+	// Settings.AppendDriverInfo may change after the client started: a
+	// new connection takes it instead of Metadata.
+	Shared *SharedMetadata
 	// Credential, when set, authenticates the connection.
 	Credential *auth.Credential
 	// ZlibLevel is zlibCompressionLevel, -1 through 9; used only when

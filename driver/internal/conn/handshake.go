@@ -28,6 +28,9 @@ var errLoadBalancingUnsupported = errors.New("Driver attempted to initialize in 
 // legacy hello (isMaster with helloOk) otherwise.
 func (c *Conn) handshake(ctx context.Context) error {
 	md := c.cfg.Metadata
+	if c.cfg.Shared != nil {
+		md = c.cfg.Shared.Load()
+	}
 	if md == nil {
 		var err error
 		if md, err = handshake.Metadata(c.cfg.Handshake); err != nil {

@@ -4,8 +4,11 @@ import (
 	"crypto/tls"
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/internal/auth"
 	"github.com/mongoscope/mongoscope/driver/internal/handshake"
@@ -24,6 +27,44 @@ type Settings struct {
 	tlsOpts tlsconfig.Options
 	tlsBase *tls.Config
 }
+
+// SharedMetadata is the client metadata document every new connection of
+// a client sends, which a library wrapping the client may extend after
+// the client started (the handshake specification's appendMetadata):
+// connections already established keep what they sent.
+type SharedMetadata struct {
+	mu   sync.Mutex
+	opts handshake.Options
+	doc  atomic.Pointer[bson.Raw]
+}
+
+// Load returns the current metadata document.
+func (m *SharedMetadata) Load() bson.Raw {
+	if p := m.doc.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// AppendDriverInfo appends d to the metadata new connections send. A d
+// equal to one already given changes nothing; a field holding '|' (the
+// delimiter) is refused, as is metadata that cannot be built.
+func (m *SharedMetadata) AppendDriverInfo(d handshake.DriverInfo) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	opts := m.opts
+	opts.DriverInfo = append(append([]handshake.DriverInfo(nil), m.opts.DriverInfo...), d)
+	md, err := handshake.Metadata(opts)
+	if err != nil {
+		return err
+	}
+	m.opts = opts
+	m.doc.Store(&md)
+	return nil
+}
+
+// Metadata returns the client's shared metadata.
+func (s *Settings) Metadata() *SharedMetadata { return s.base.Shared }
 
 // SettingsError is an option that cannot be turned into a connection
 // setting, e.g. a proxy this driver cannot use yet.
@@ -76,6 +117,8 @@ func NewSettings(cs *connstring.ConnString, extra Extra) (*Settings, error) {
 		return nil, err
 	}
 	b.Metadata = md
+	b.Shared = &SharedMetadata{opts: b.Handshake}
+	b.Shared.doc.Store(&md)
 	if c, ok := cs.Credential(); ok {
 		cred := &auth.Credential{Mechanism: c.Mechanism, Source: c.Source, Username: c.Username,
 			Password: string(c.Password), PasswordSet: c.HasPassword, Props: c.MechanismProperties}

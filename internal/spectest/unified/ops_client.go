@@ -13,6 +13,35 @@ func init() {
 	register("client", "close", clientClose)
 	register("client", "listDatabases", clientListDatabases)
 	register("client", "listDatabaseNames", clientListDatabaseNames)
+	register("client", "appendMetadata", clientAppendMetadata)
+}
+
+// clientAppendMetadata runs Client.AppendMetadata with driverInfoOptions.
+func clientAppendMetadata(_ context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	a := newArgs(args)
+	d := a.doc("driverInfoOptions", true)
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	var info driver.DriverInfo
+	it := d.Iter()
+	for it.Next() {
+		v, ok := it.Value().StringValueOK()
+		if !ok {
+			return result{}, invalid("driverInfoOptions."+it.Key(), nil, "appendMetadata: a %s, not a string", it.Value().Type)
+		}
+		switch it.Key() {
+		case "name":
+			info.Name = v
+		case "version":
+			info.Version = v
+		case "platform":
+			info.Platform = v
+		default:
+			return result{}, invalid("driverInfoOptions."+it.Key(), nil, "appendMetadata: unknown field")
+		}
+	}
+	return result{}, obj.(*clientEntity).c.AppendMetadata(info)
 }
 
 // clientListDatabases runs Client.ListDatabases; the result is the

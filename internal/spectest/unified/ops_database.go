@@ -21,6 +21,7 @@ func init() {
 	register("database", "listCollections", databaseListCollections)
 	register("database", "listCollectionNames", databaseListCollectionNames)
 	register("database", "dropDatabase", databaseDrop)
+	register("database", "modifyCollection", databaseModifyCollection)
 }
 
 func databaseCreateCollection(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
@@ -88,6 +89,32 @@ func databaseDropCollection(ctx context.Context, tr *testRun, obj any, args bson
 		return result{}, err
 	}
 	return result{}, db.db.Collection(name).Drop(ctx)
+}
+
+// databaseModifyCollection runs Database.ModifyCollection (collMod).
+func databaseModifyCollection(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	db := obj.(*databaseEntity)
+	a := newArgs(args)
+	name := a.str("collection", true)
+	o := &driver.ModifyCollectionOptions{ExpireAfterSeconds: a.int64Ptr("expireAfterSeconds"), Comment: a.any("comment")}
+	if v := a.doc("validator", false); v != nil {
+		o.Validator = v
+	}
+	if v := a.doc("changeStreamPreAndPostImages", false); v != nil {
+		o.ChangeStreamPreAndPostImages = v
+	}
+	if a.has("validationLevel") {
+		s := a.str("validationLevel", true)
+		o.ValidationLevel = &s
+	}
+	if a.has("validationAction") {
+		s := a.str("validationAction", true)
+		o.ValidationAction = &s
+	}
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	return result{}, db.db.ModifyCollection(ctx, name, o)
 }
 
 func listCollectionsOptions(a *argSet) *driver.ListCollectionsOptions {
