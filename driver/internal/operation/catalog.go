@@ -270,3 +270,27 @@ func (r *Rename) Command() bson.Raw {
 	return NewCommand("renameCollection", StringValue(r.From), 64).Value("to", StringValue(r.To)).
 		Bool("dropTarget", r.DropTarget).Value("comment", r.Comment).Build()
 }
+
+// CollMod is a collMod command; unset values are left out.
+type CollMod struct {
+	Name                         string
+	Validator                    bson.RawValue
+	ValidationLevel              *string
+	ValidationAction             *string
+	ChangeStreamPreAndPostImages bson.RawValue
+	ExpireAfterSeconds           *int64
+	Comment                      bson.RawValue
+}
+
+// Command returns the command.
+func (c *CollMod) Command() bson.Raw {
+	cmd := NewCollectionCommand("collMod", c.Name, 64).Value("validator", c.Validator)
+	if c.ValidationLevel != nil {
+		cmd.Value("validationLevel", StringValue(*c.ValidationLevel))
+	}
+	if c.ValidationAction != nil {
+		cmd.Value("validationAction", StringValue(*c.ValidationAction))
+	}
+	return cmd.Value("changeStreamPreAndPostImages", c.ChangeStreamPreAndPostImages).
+		Int64("expireAfterSeconds", c.ExpireAfterSeconds).Value("comment", c.Comment).Build()
+}
