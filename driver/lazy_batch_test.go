@@ -1,13 +1,16 @@
 package driver_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"encoding/binary"
 	"errors"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
+	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
@@ -18,7 +21,12 @@ import (
 // cursor's other documents still decode.
 func TestCursorBatchCheckedByReaders(t *testing.T) {
 	srv := mongotest.NewServer(t, mongotest.Options{})
-	c := dial(t, srv.URI(), nil)
+	// The command log and a command monitor see the reply as it came.
+	var logs bytes.Buffer
+	c := dial(t, srv.URI(), &driver.ClientOptions{Logging: &logging.Options{
+		Handler: slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}),
+		Levels:  map[logging.Component]logging.Level{logging.ComponentCommand: logging.LevelDebug},
+	}})
 	ctx := testCtx(t)
 	good, _ := bson.Marshal(bson.D{{Key: "_id", Value: 1}, {Key: "s", Value: "fine"}})
 	badUTF8, _ := bson.Marshal(bson.D{{Key: "_id", Value: 2}, {Key: "s", Value: "ab"}})
@@ -68,6 +76,9 @@ func TestCursorBatchCheckedByReaders(t *testing.T) {
 			continue
 		}
 		ok++
+	}
+	if !bytes.Contains(logs.Bytes(), []byte("Command succeeded")) {
+		t.Fatalf("no command log for the find:\n%s", logs.String())
 	}
 	if cur.Err() != nil || ok != 2 || bad != 2 {
 		t.Fatalf("decoded %d, refused %d, cursor error %v; want 2, 2, nil", ok, bad, cur.Err())
