@@ -3,9 +3,9 @@ package driver_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"encoding/binary"
 	"errors"
+	"log/slog"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
