@@ -44,7 +44,8 @@ unit: ferretdb-build
 	  set -a && . $(FERRETDB_ENV) && set +a && \
 	  MONGOSCOPE_REQUIRE_FERRETDB=1 $(GO) test -count=1 ./... && \
 	  (cd tools/ferretdb && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
-	  (cd tools/fidelity && $(GO) vet ./... && $(GO) test -count=1 ./...)
+	  (cd tools/fidelity && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
+	  (cd bench && $(GO) test -count=1 ./...)
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)

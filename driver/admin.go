@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"strconv"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -110,10 +109,8 @@ func (c *Client) listDatabases(ctx context.Context, filter any, o ListDatabasesO
 	if err != nil {
 		return nil, "", err
 	}
-	one := bson.RawValue{Type: bson.TypeInt32, Value: []byte{1, 0, 0, 0}}
-	cmd := operation.NewCommand("listDatabases", one, len(f)+32).Doc("filter", f).Bool("nameOnly", o.NameOnly).
-		Bool("authorizedDatabases", o.AuthorizedDatabases).Value("comment", comment).Build()
-	res, err := c.execute(ctx, &operation.Op{Name: "listDatabases", DB: "admin", Command: cmd, Selector: primaryRead})
+	l := operation.ListDatabases{Filter: f, NameOnly: o.NameOnly, AuthorizedDatabases: o.AuthorizedDatabases, Comment: comment}
+	res, err := c.execute(ctx, &operation.Op{Name: "listDatabases", DB: "admin", Command: l.Command(), Selector: primaryRead})
 	if err != nil {
 		return nil, res.Address, err
 	}
@@ -136,37 +133,18 @@ func (c *Client) ListDatabases(ctx context.Context, filter any, opts ...*ListDat
 	return r, nil
 }
 
-// parseListDatabases reads a listDatabases reply: every database needs a
-// name; sizeOnDisk, empty and totalSize, when there, must be a
-// non-negative integer, a boolean and a non-negative integer.
+// parseListDatabases reads a listDatabases reply
+// (operation.ReadListDatabases); a malformed one is a *ReplyError.
 func parseListDatabases(body bson.Raw) (ListDatabasesResult, error) {
-	var r ListDatabasesResult
-	err := eachOf(body, "databases", func(path string, d bson.Raw) error {
-		name, ok := d.Lookup("name").StringValueOK()
-		if !ok {
-			return &ReplyError{Field: path + ".name", Reason: "missing or not a string"}
-		}
-		s := DatabaseSpecification{Name: name}
-		if v, err := d.LookupErr("sizeOnDisk"); err == nil {
-			if s.SizeOnDisk, ok = v.AsInt64OK(); !ok || s.SizeOnDisk < 0 {
-				return &ReplyError{Field: path + ".sizeOnDisk", Reason: "not a non-negative integer"}
-			}
-		}
-		if v, err := d.LookupErr("empty"); err == nil {
-			if s.Empty, ok = v.BooleanOK(); !ok {
-				return &ReplyError{Field: path + ".empty", Reason: fmt.Sprintf("a %s, not a boolean", v.Type)}
-			}
-		}
-		r.Databases = append(r.Databases, s)
-		return nil
-	})
+	dbs, total, err := operation.ReadListDatabases(body)
 	if err != nil {
-		return ListDatabasesResult{}, err
+		return ListDatabasesResult{}, publicError(err)
 	}
-	if v, err := body.LookupErr("totalSize"); err == nil {
-		var ok bool
-		if r.TotalSize, ok = v.AsInt64OK(); !ok || r.TotalSize < 0 {
-			return ListDatabasesResult{}, &ReplyError{Field: "totalSize", Reason: "not a non-negative integer"}
+	r := ListDatabasesResult{TotalSize: total}
+	if dbs != nil {
+		r.Databases = make([]DatabaseSpecification, len(dbs))
+		for i, d := range dbs {
+			r.Databases[i] = DatabaseSpecification{Name: d.Name, SizeOnDisk: d.SizeOnDisk, Empty: d.Empty}
 		}
 	}
 	return r, nil
@@ -181,48 +159,17 @@ func (c *Client) ListDatabaseNames(ctx context.Context, filter any, opts ...*Lis
 	if err != nil {
 		return nil, err
 	}
-	names := []string{}
-	err = eachOf(body, "databases", func(path string, d bson.Raw) error {
-		name, ok := d.Lookup("name").StringValueOK()
-		if !ok {
-			return &ReplyError{Field: path + ".name", Reason: "missing or not a string"}
-		}
-		names = append(names, name)
-		return nil
-	})
+	names, err := operation.ReadDatabaseNames(body)
 	if err != nil {
-		return nil, malformed("listDatabases", addr, err)
+		return nil, malformed("listDatabases", addr, publicError(err))
 	}
 	return names, nil
 }
 
-// eachOf calls fn with each document of body's array key and its path in
-// the reply ("databases.3"); a reply without the array, or with an
-// element that is not a document, is a *ReplyError.
+// eachOf calls fn with each document of body's array key
+// (operation.EachOf); a malformed reply is a *ReplyError.
 func eachOf(body bson.Raw, key string, fn func(path string, d bson.Raw) error) error {
-	v, err := body.LookupErr(key)
-	if err != nil {
-		return &ReplyError{Field: key, Reason: "missing"}
-	}
-	a, ok := v.ArrayOK()
-	if !ok {
-		return &ReplyError{Field: key, Reason: fmt.Sprintf("a %s, not an array", v.Type)}
-	}
-	it := a.Iter()
-	for i := 0; it.Next(); i++ {
-		path := key + "." + strconv.Itoa(i)
-		d, ok := it.Value().DocumentOK()
-		if !ok {
-			return &ReplyError{Field: path, Reason: fmt.Sprintf("a %s, not a document", it.Value().Type)}
-		}
-		if err := fn(path, d); err != nil {
-			return err
-		}
-	}
-	if err := it.Err(); err != nil {
-		return &ReplyError{Field: key, Reason: err.Error()}
-	}
-	return nil
+	return publicError(operation.EachOf(body, key, fn))
 }
 
 // ListCollectionsOptions are the options of ListCollections,
@@ -260,30 +207,13 @@ func listCollections(ctx context.Context, db *Database, filter any, o ListCollec
 	if err != nil {
 		return nil, err
 	}
-	one := bson.RawValue{Type: bson.TypeInt32, Value: []byte{1, 0, 0, 0}}
-	cmd := operation.NewCommand("listCollections", one, len(f)+48).Doc("filter", f).Bool("nameOnly", o.NameOnly).
-		Bool("authorizedCollections", o.AuthorizedCollections)
-	co := operation.CursorOptions{}
-	if o.BatchSize != nil {
-		cmd.Doc("cursor", batchSizeDoc(*o.BatchSize))
-		co.BatchSize = *o.BatchSize
-	}
-	// No comment in co: the specification forbids sending it with
-	// listCollections' getMores.
-	cmd.Value("comment", comment)
-	res, err := db.client.execute(ctx, &operation.Op{Name: "listCollections", DB: db.name, Command: cmd.Build(), Selector: primaryRead, Cursor: true})
+	l := operation.ListCollections{Filter: f, NameOnly: o.NameOnly, AuthorizedCollections: o.AuthorizedCollections,
+		BatchSize: o.BatchSize, Comment: comment}
+	res, err := db.client.execute(ctx, &operation.Op{Name: "listCollections", DB: db.name, Command: l.Command(), Selector: primaryRead, Cursor: true})
 	if err != nil {
 		return nil, err
 	}
-	return db.cursor(res, co)
-}
-
-// batchSizeDoc returns {batchSize: n}.
-func batchSizeDoc(n int32) bson.Raw {
-	st, b := bson.AppendDocumentStart(nil)
-	b = bson.AppendInt32Element(b, "batchSize", n)
-	b, _ = bson.AppendDocumentEnd(b, st)
-	return b
+	return db.cursor(res, l.CursorOptions())
 }
 
 // ListCollections returns a cursor over the descriptions of the
@@ -301,7 +231,7 @@ func (db *Database) ListCollections(ctx context.Context, filter any, opts ...*Li
 func (db *Database) ListCollectionNames(ctx context.Context, filter any, opts ...*ListCollectionsOptions) ([]string, error) {
 	o := mergeOpts(opts)
 	if o.NameOnly == nil {
-		if f, err := marshalDoc("filter", filter); err == nil && onlyKey(f, "name") {
+		if f, err := marshalDoc("filter", filter); err == nil && operation.NameOnlyFilter(f) {
 			o.NameOnly = Ptr(true)
 		}
 	}
@@ -319,17 +249,6 @@ func (db *Database) ListCollectionNames(ctx context.Context, filter any, opts ..
 		names = append(names, name)
 	}
 	return names, cur.Err()
-}
-
-// onlyKey tells whether every top-level key of d is key.
-func onlyKey(d bson.Raw, key string) bool {
-	it := d.Iter()
-	for it.Next() {
-		if it.Key() != key {
-			return false
-		}
-	}
-	return it.Err() == nil
 }
 
 // CollectionSpecification describes one collection or view of a
@@ -484,23 +403,17 @@ type TimeSeriesOptions struct {
 	BucketRounding *time.Duration
 }
 
-// encode returns the timeseries document.
+// encode checks the options and returns the timeseries document.
 func (ts *TimeSeriesOptions) encode() (bson.Raw, error) {
 	if ts.TimeField == "" {
 		return nil, &ArgumentError{Argument: "CreateCollectionOptions.TimeSeries.TimeField", Reason: "a time series collection needs a time field"}
 	}
-	st, b := bson.AppendDocumentStart(nil)
-	b = bson.AppendStringElement(b, "timeField", ts.TimeField)
-	if ts.MetaField != nil {
-		b = bson.AppendStringElement(b, "metaField", *ts.MetaField)
-	}
-	if ts.Granularity != nil {
-		b = bson.AppendStringElement(b, "granularity", *ts.Granularity)
-	}
+	t := operation.TimeSeries{TimeField: ts.TimeField, MetaField: ts.MetaField, Granularity: ts.Granularity}
 	for _, x := range []struct {
-		arg, key string
-		d        *time.Duration
-	}{{"BucketMaxSpan", "bucketMaxSpanSeconds", ts.BucketMaxSpan}, {"BucketRounding", "bucketRoundingSeconds", ts.BucketRounding}} {
+		arg string
+		d   *time.Duration
+		dst **int32
+	}{{"BucketMaxSpan", ts.BucketMaxSpan, &t.BucketMaxSpanSeconds}, {"BucketRounding", ts.BucketRounding, &t.BucketRoundingSeconds}} {
 		if x.d == nil {
 			continue
 		}
@@ -508,10 +421,9 @@ func (ts *TimeSeriesOptions) encode() (bson.Raw, error) {
 		if d <= 0 || d%time.Second != 0 || d/time.Second > math.MaxInt32 {
 			return nil, &ArgumentError{Argument: "CreateCollectionOptions.TimeSeries." + x.arg, Reason: fmt.Sprintf("%v is not a positive whole number of seconds", d)}
 		}
-		b = bson.AppendInt32Element(b, x.key, int32(d/time.Second))
+		*x.dst = Ptr(int32(d / time.Second))
 	}
-	b, _ = bson.AppendDocumentEnd(b, st)
-	return b, nil
+	return t.Encode(), nil
 }
 
 // CreateCollection creates the collection called name, with options.
@@ -568,25 +480,11 @@ func (db *Database) CreateCollection(ctx context.Context, name string, opts ...*
 	if err != nil {
 		return err
 	}
-	cmd := operation.NewCollectionCommand("create", name, 64).Bool("capped", o.Capped).Int64("size", o.SizeInBytes).
-		Int64("max", o.MaxDocuments)
-	if o.ViewOn != nil {
-		cmd.Value("viewOn", operation.StringValue(*o.ViewOn))
-	}
-	if pipeline != nil {
-		cmd.Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: pipeline})
-	}
-	cmd.Value("validator", docs[0])
-	if o.ValidationLevel != nil {
-		cmd.Value("validationLevel", operation.StringValue(*o.ValidationLevel))
-	}
-	if o.ValidationAction != nil {
-		cmd.Value("validationAction", operation.StringValue(*o.ValidationAction))
-	}
-	cmd.Value("collation", docs[1]).Value("clusteredIndex", docs[2]).Doc("timeseries", ts).
-		Int64("expireAfterSeconds", o.ExpireAfterSeconds).Value("changeStreamPreAndPostImages", docs[3]).
-		Value("storageEngine", docs[4]).Value("indexOptionDefaults", docs[5]).Value("comment", comment)
-	_, err = db.client.execute(ctx, dbWriteOp(db, "create", name, cmd.Build()))
+	c := operation.Create{Name: name, Capped: o.Capped, Size: o.SizeInBytes, Max: o.MaxDocuments, ViewOn: o.ViewOn,
+		Pipeline: pipeline, Validator: docs[0], ValidationLevel: o.ValidationLevel, ValidationAction: o.ValidationAction,
+		Collation: docs[1], ClusteredIndex: docs[2], TimeSeries: ts, ExpireAfterSeconds: o.ExpireAfterSeconds,
+		ChangeStreamPreAndPostImages: docs[3], StorageEngine: docs[4], IndexOptionDefaults: docs[5], Comment: comment}
+	_, err = db.client.execute(ctx, dbWriteOp(db, "create", name, c.Command()))
 	return err
 }
 
@@ -628,11 +526,8 @@ func (db *Database) CreateView(ctx context.Context, viewName, viewOn string, pip
 	if err != nil {
 		return err
 	}
-	cmd := operation.NewCollectionCommand("create", viewName, len(p)+len(viewOn)+32).
-		Value("viewOn", operation.StringValue(viewOn)).
-		Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: p}).
-		Value("collation", collation).Value("comment", comment).Build()
-	_, err = db.client.execute(ctx, dbWriteOp(db, "create", viewName, cmd))
+	c := operation.Create{Name: viewName, ViewOn: &viewOn, Pipeline: p, Collation: collation, Comment: comment}
+	_, err = db.client.execute(ctx, dbWriteOp(db, "create", viewName, c.Command()))
 	return err
 }
 
@@ -642,8 +537,7 @@ func (db *Database) Drop(ctx context.Context) error {
 	if err := db.ready(); err != nil {
 		return err
 	}
-	one := bson.RawValue{Type: bson.TypeInt32, Value: []byte{1, 0, 0, 0}}
-	_, err := db.client.execute(ctx, dbWriteOp(db, "dropDatabase", "", operation.NewCommand("dropDatabase", one, 0).Build()))
+	_, err := db.client.execute(ctx, dbWriteOp(db, "dropDatabase", "", operation.DropDatabaseCommand()))
 	return err
 }
 
@@ -663,7 +557,7 @@ func (coll *Collection) Drop(ctx context.Context) error {
 	if err := coll.ready(); err != nil {
 		return err
 	}
-	op, err := coll.writeOp("drop", operation.NewCollectionCommand("drop", coll.name, 0).Build(), nil)
+	op, err := coll.writeOp("drop", operation.DropCommand(coll.name), nil)
 	if err != nil {
 		return err
 	}
@@ -698,11 +592,8 @@ func (coll *Collection) Rename(ctx context.Context, newName string, opts ...*Ren
 	if err != nil {
 		return err
 	}
-	from := operation.StringValue(coll.Namespace())
-	cmd := operation.NewCommand("renameCollection", from, 64).
-		Value("to", operation.StringValue(coll.db.name+"."+newName)).
-		Bool("dropTarget", o.DropTarget).Value("comment", comment).Build()
-	op, err := coll.writeOp("renameCollection", cmd, nil)
+	r := operation.Rename{From: coll.Namespace(), To: coll.db.name + "." + newName, DropTarget: o.DropTarget, Comment: comment}
+	op, err := coll.writeOp("renameCollection", r.Command(), nil)
 	if err != nil {
 		return err
 	}

@@ -55,15 +55,9 @@ func (db *Database) ModifyCollection(ctx context.Context, name string, opts *Mod
 	if validator.Type == 0 && images.Type == 0 && opts.ValidationLevel == nil && opts.ValidationAction == nil && opts.ExpireAfterSeconds == nil {
 		return &ArgumentError{Argument: "opts", Reason: "ModifyCollection needs at least one setting to change"}
 	}
-	cmd := operation.NewCollectionCommand("collMod", name, 64).Value("validator", validator)
-	if opts.ValidationLevel != nil {
-		cmd.Value("validationLevel", operation.StringValue(*opts.ValidationLevel))
-	}
-	if opts.ValidationAction != nil {
-		cmd.Value("validationAction", operation.StringValue(*opts.ValidationAction))
-	}
-	cmd.Value("changeStreamPreAndPostImages", images).Int64("expireAfterSeconds", opts.ExpireAfterSeconds).Value("comment", comment)
-	op := &operation.Op{Name: "collMod", DB: db.name, Collection: name, Command: cmd.Build(),
+	cm := operation.CollMod{Name: name, Validator: validator, ValidationLevel: opts.ValidationLevel, ValidationAction: opts.ValidationAction,
+		ChangeStreamPreAndPostImages: images, ExpireAfterSeconds: opts.ExpireAfterSeconds, Comment: comment}
+	op := &operation.Op{Name: "collMod", DB: db.name, Collection: name, Command: cm.Command(),
 		Selector: selection.Write(), WriteConcern: db.c.wc, Unacknowledged: !db.c.wcAck}
 	_, err = db.client.execute(ctx, op)
 	return err

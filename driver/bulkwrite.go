@@ -97,29 +97,6 @@ type BulkWriteOptions struct {
 	WriteConcern *WriteConcern
 }
 
-// writeKind is the command a model goes into.
-type writeKind int
-
-const (
-	kindInsert writeKind = iota
-	kindUpdate
-	kindDelete
-)
-
-var kindCommand = [...]struct{ name, identifier string }{
-	kindInsert: {"insert", "documents"},
-	kindUpdate: {"update", "updates"},
-	kindDelete: {"delete", "deletes"},
-}
-
-// bulkGroup is the statements of one kind that go in one run of commands
-// (split by the server's limits); idx maps each to its model's index.
-type bulkGroup struct {
-	kind  writeKind
-	stmts []bson.Raw
-	idx   []int
-}
-
 // BulkWrite runs models, in as few insert, update and delete commands as
 // the server's limits (maxWriteBatchSize, maxMessageSizeBytes) allow:
 // with Ordered (the default) each run of consecutive models of one kind
@@ -153,9 +130,11 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 		return nil, err
 	}
 	ordered := o.Ordered == nil || *o.Ordered
-
-	var groups []*bulkGroup
-	var byKind [3]*bulkGroup
+	wc, err := writeCommandFields(coll.name, ordered, o.BypassDocumentValidation, o.Let, o.Comment, "BulkWriteOptions.")
+	if err != nil {
+		return nil, err
+	}
+	bw := operation.BulkWrite{WriteCommand: wc}
 	ids := map[int]any{}
 	hintArg := ""
 	for i, m := range models {
@@ -163,7 +142,7 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 		if err != nil {
 			return nil, err
 		}
-		if kind == kindInsert {
+		if kind == operation.InsertKind {
 			var id bson.RawValue
 			raw, id = ensureID(raw)
 			ids[i] = rawValueToAny(id)
@@ -171,140 +150,91 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 		if hint != "" && hintArg == "" {
 			hintArg = hint
 		}
-		var g *bulkGroup
-		switch {
-		case ordered && len(groups) > 0 && groups[len(groups)-1].kind == kind:
-			g = groups[len(groups)-1]
-		case !ordered && byKind[kind] != nil:
-			g = byKind[kind]
-		default:
-			g = &bulkGroup{kind: kind}
-			groups = append(groups, g)
-			byKind[kind] = g
-		}
-		g.stmts = append(g.stmts, raw)
-		g.idx = append(g.idx, i)
-	}
-	cmds := make([]bson.Raw, len(groups))
-	for i, g := range groups {
-		var bypass *bool
-		var let any
-		if g.kind != kindDelete {
-			bypass = o.BypassDocumentValidation
-		}
-		if g.kind != kindInsert {
-			let = o.Let
-		}
-		var err error
-		if cmds[i], err = writeCommand(kindCommand[g.kind].name, coll.name, ordered, bypass, let, o.Comment, "BulkWriteOptions."); err != nil {
-			return nil, err
-		}
+		bw.Add(kind, raw, i)
 	}
 
-	var bwe BulkWriteException
-	res := &BulkWriteResult{InsertedIDs: map[int]any{}, UpsertedIDs: map[int]any{}}
-	stopped := false
-	for gi, g := range groups {
-		if stopped {
-			break
+	base := coll.writeBase()
+	if hintArg != "" && base.Unacknowledged {
+		// Checked on every command, the first one included, so that
+		// nothing is sent when the server is too old.
+		base.Check = unacknowledgedHintCheck(hintArg)
+	}
+	r, failure := bw.Run(ctx, &base, coll.execWrite)
+	res := &BulkWriteResult{InsertedCount: r.Inserted, MatchedCount: r.Matched, ModifiedCount: r.Modified,
+		DeletedCount: r.Deleted, UpsertedCount: r.Upserts, InsertedIDs: map[int]any{}, UpsertedIDs: map[int]any{},
+		Acknowledged: r.Acknowledged}
+	for _, i := range r.InsertedIndexes {
+		res.InsertedIDs[i] = ids[i]
+	}
+	for _, u := range r.Upserted {
+		res.UpsertedIDs[u.Index] = rawValueToAny(u.ID)
+	}
+	var bwe *BulkWriteException
+	if len(r.WriteErrors) > 0 || len(r.WriteConcernErrors) > 0 {
+		bwe = bulkWriteException(r.WriteErrors, r.WriteConcernErrors, r.Labels)
+		bwe.PartialResult = res
+	}
+	if failure != nil {
+		err := tooLarge((*bulkFailure)(failure).err(), indexArg("models", failure.Index))
+		if bwe != nil {
+			return nil, errors.Join(&OperationError{Op: "bulkWrite", Address: failure.Address, Err: bwe}, err)
 		}
-		op, err := coll.writeOp(kindCommand[g.kind].name, cmds[gi], nil)
-		if err != nil {
-			return nil, err
-		}
-		res.Acknowledged = !op.Unacknowledged
-		if hintArg != "" && op.Unacknowledged {
-			// Checked on every command, the first one included, so that
-			// nothing is sent when the server is too old.
-			op.Check = unacknowledgedHintCheck(hintArg)
-		}
-		bt := &operation.Batch{Identifier: kindCommand[g.kind].identifier}
-		if g.kind != kindInsert {
-			bt.Slack = statementSlack
-		}
-		op.Batch = bt
-		for off := 0; off < len(g.stmts); {
-			bt.Docs, bt.Sent = g.stmts[off:], 0
-			wr, addr, err := coll.runWrite(ctx, op, off)
-			if err != nil {
-				err = tooLarge(err, indexArg("models", g.idx[off]))
-				if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
-					bwe.PartialResult = res
-					return nil, errors.Join(&OperationError{Op: "bulkWrite", Address: addr, Err: &bwe}, err)
-				}
-				return nil, err
-			}
-			if op.Unacknowledged {
-				off += max(bt.Sent, 1)
-				continue
-			}
-			failed := map[int]bool{}
-			for k := range wr.writeErrors {
-				we := &wr.writeErrors[k]
-				if we.Index >= off && we.Index < off+bt.Sent {
-					failed[we.Index] = true
-					we.Index = g.idx[we.Index]
-				}
-			}
-			switch g.kind {
-			case kindInsert:
-				res.InsertedCount += wr.n
-				for k := off; k < off+bt.Sent; k++ {
-					if !failed[k] && !(ordered && len(wr.writeErrors) > 0 && k > firstFailed(failed)) {
-						res.InsertedIDs[g.idx[k]] = ids[g.idx[k]]
-					}
-				}
-			case kindUpdate:
-				res.MatchedCount += wr.n - int64(len(wr.upserted))
-				res.ModifiedCount += wr.nModified
-				res.UpsertedCount += int64(len(wr.upserted))
-				for _, u := range wr.upserted {
-					if u.index >= off && u.index < off+bt.Sent {
-						res.UpsertedIDs[g.idx[u.index]] = rawValueToAny(u.id)
-					}
-				}
-			case kindDelete:
-				res.DeletedCount += wr.n
-			}
-			bwe.WriteErrors = append(bwe.WriteErrors, wr.writeErrors...)
-			if wr.wce != nil {
-				bwe.WriteConcernErrors = append(bwe.WriteConcernErrors, *wr.wce)
-			}
-			bwe.Labels = append(bwe.Labels, wr.labels...)
-			if ordered && len(wr.writeErrors) > 0 {
-				stopped = true
-				break
-			}
-			if bt.Sent == 0 {
-				break
-			}
-			off += bt.Sent
-		}
+		return nil, err
 	}
 	if !res.Acknowledged {
 		return &BulkWriteResult{}, nil
 	}
-	if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
-		bwe.PartialResult = res
-		return nil, &OperationError{Op: "bulkWrite", Err: &bwe}
+	if bwe != nil {
+		return nil, &OperationError{Op: "bulkWrite", Err: bwe}
 	}
 	return res, nil
 }
 
-// firstFailed returns the smallest batch position in failed.
-func firstFailed(failed map[int]bool) int {
-	first := -1
-	for k := range failed {
-		if first < 0 || k < first {
-			first = k
+// bulkWriteException makes the exception of a multi-statement write from
+// what operation reports.
+func bulkWriteException(wes []operation.WriteError, wces []operation.WriteConcernFailure, labels []string) *BulkWriteException {
+	bwe := &BulkWriteException{Labels: labels}
+	if len(wes) > 0 {
+		bwe.WriteErrors = make([]WriteError, len(wes))
+		for i, we := range wes {
+			bwe.WriteErrors[i] = WriteError{Index: we.Index, Code: we.Code, CodeName: we.CodeName, Message: we.Message, Details: we.Details}
 		}
 	}
-	return first
+	for _, e := range wces {
+		bwe.WriteConcernErrors = append(bwe.WriteConcernErrors,
+			WriteConcernError{Code: e.Code, CodeName: e.CodeName, Message: e.Message, Details: e.Details, Labels: e.Labels})
+	}
+	return bwe
+}
+
+// bulkFailure is the error of a multi-command write that f stopped: the
+// executor's, or a malformed reply's *ReplyError in an *OperationError.
+type bulkFailure operation.BulkFailure
+
+func (f *bulkFailure) err() error {
+	if f.Reply {
+		return &OperationError{Op: f.Op, Address: f.Address, Err: publicError(f.Err)}
+	}
+	return f.Err
+}
+
+// execWrite runs one command of a multi-command write for
+// operation.BulkWrite: a write concern error comes back in the reply, to
+// be read from it; any other failure is the error.
+func (coll *Collection) execWrite(ctx context.Context, op *operation.Op) (operation.Result, error) {
+	res, err := coll.run(ctx, op)
+	if res.Body == nil || (err != nil && !isWriteConcernOnly(err)) {
+		if err == nil {
+			err = &OperationError{Op: op.Name, Address: res.Address, Err: errors.New("no reply")}
+		}
+		return res, err
+	}
+	return res, nil
 }
 
 // encodeModel checks and encodes one model; arg is "models[i]". hint
 // names the model's hint, when it has one.
-func encodeModel(m WriteModel, arg string) (kind writeKind, raw bson.Raw, hint string, err error) {
+func encodeModel(m WriteModel, arg string) (kind operation.WriteKind, raw bson.Raw, hint string, err error) {
 	nilModel := &ArgumentError{Argument: arg, Reason: "the write model is nil"}
 	var us *updateStmt
 	var ds *deleteStmt
@@ -318,7 +248,7 @@ func encodeModel(m WriteModel, arg string) (kind writeKind, raw bson.Raw, hint s
 		return encodeModel(*v, arg)
 	case InsertOneModel:
 		raw, err = marshalDoc(arg+".Document", v.Document)
-		return kindInsert, raw, "", err
+		return operation.InsertKind, raw, "", err
 	case *UpdateOneModel:
 		if v == nil {
 			return 0, nil, "", nilModel
@@ -363,9 +293,9 @@ func encodeModel(m WriteModel, arg string) (kind writeKind, raw bson.Raw, hint s
 	if us != nil {
 		us.filterArg, us.optArg = arg+".Filter", arg+"."
 		raw, err = us.encode()
-		return kindUpdate, raw, "", err // update hints need no check (see runUpdate)
+		return operation.UpdateKind, raw, "", err // update hints need no check (see runUpdate)
 	}
 	ds.filterArg, ds.optArg = arg+".Filter", arg+"."
 	raw, err = ds.encode()
-	return kindDelete, raw, ds.hintArg(), err
+	return operation.DeleteKind, raw, ds.hintArg(), err
 }

@@ -87,15 +87,23 @@ func (coll *Collection) readOp(name string, cmd bson.Raw) *operation.Op {
 // writeOp returns an Op for a write on the collection under its write
 // concern (wc overrides it when not nil).
 func (coll *Collection) writeOp(name string, cmd bson.Raw, wc *WriteConcern) (*operation.Op, error) {
-	op := &operation.Op{Name: name, DB: coll.db.name, Collection: coll.name, Command: cmd,
-		Selector: selection.Write(), WriteConcern: coll.c.wc, Unacknowledged: !coll.c.wcAck}
+	op := coll.writeBase()
+	op.Name, op.Command = name, cmd
 	if wc != nil {
 		if err := wc.validate(); err != nil {
 			return nil, err
 		}
 		op.WriteConcern, op.Unacknowledged = wc.encode(), !wc.Acknowledged()
 	}
-	return op, nil
+	return &op, nil
+}
+
+// writeBase is the Op of a write on the collection under its write
+// concern, without its name and command (a multi-command write's
+// commands are copies of it).
+func (coll *Collection) writeBase() operation.Op {
+	return operation.Op{DB: coll.db.name, Collection: coll.name,
+		Selector: selection.Write(), WriteConcern: coll.c.wc, Unacknowledged: !coll.c.wcAck}
 }
 
 // marshalDoc encodes a document argument (a struct, a map, a bson.D, a

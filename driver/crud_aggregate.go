@@ -7,7 +7,6 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/operation"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
-	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
 )
 
 // AggregateOptions are the options of Aggregate. A nil field is left out
@@ -71,60 +70,28 @@ func mergeAggregate(opts []*AggregateOptions) AggregateOptions {
 	return o
 }
 
-// pipelineShape is what the driver must know about a pipeline's stages.
-type pipelineShape struct {
-	// write: the last stage is $out or $merge.
-	write bool
-	// changeStream: the first stage is $changeStream, which opens a
-	// tailable awaitData cursor.
-	changeStream bool
-}
-
-// shapeOf reads the first and last stage names of an encoded pipeline
-// (an array of documents, as marshalPipeline returns).
-func shapeOf(pipeline bson.Raw) pipelineShape {
-	var s pipelineShape
-	first, last := "", ""
-	it := bson.Raw(pipeline).Iter()
-	for i := 0; it.Next(); i++ {
-		d, ok := it.Value().DocumentOK()
-		if !ok {
-			continue
-		}
-		name := ""
-		if st := d.Iter(); st.Next() {
-			name = st.Key()
-		}
-		if i == 0 {
-			first = name
-		}
-		last = name
-	}
-	s.write = last == "$out" || last == "$merge"
-	s.changeStream = first == "$changeStream"
-	return s
-}
-
-// aggregateCommand builds the aggregate command on target (the
-// collection's name, or 1 for a database aggregation).
-func aggregateCommand(target bson.RawValue, pipeline any, o *AggregateOptions) (bson.Raw, pipelineShape, error) {
+// aggregateCommand checks and encodes an aggregate's parts on target (the
+// collection's name, or 1 for a database aggregation); operation.Aggregate
+// lays out the command and its cursor's options.
+func aggregateCommand(target bson.RawValue, pipeline any, o *AggregateOptions) (operation.Aggregate, error) {
 	p, err := marshalPipeline("pipeline", pipeline)
 	if err != nil {
-		return nil, pipelineShape{}, err
+		return operation.Aggregate{}, err
 	}
-	shape := shapeOf(p)
+	a := operation.Aggregate{Target: target, Pipeline: p, BatchSize: o.BatchSize, AllowDiskUse: o.AllowDiskUse,
+		BypassDocumentValidation: o.BypassDocumentValidation, MaxTime: o.MaxTime}
 	if o.BatchSize != nil && *o.BatchSize < 0 {
-		return nil, shape, &ArgumentError{Argument: "AggregateOptions.BatchSize", Reason: "the batch size must not be negative"}
+		return a, &ArgumentError{Argument: "AggregateOptions.BatchSize", Reason: "the batch size must not be negative"}
 	}
 	if o.MaxTime != nil && *o.MaxTime < 0 {
-		return nil, shape, &ArgumentError{Argument: "AggregateOptions.MaxTime", Reason: "maxTimeMS must not be negative"}
+		return a, &ArgumentError{Argument: "AggregateOptions.MaxTime", Reason: "maxTimeMS must not be negative"}
 	}
 	if o.MaxAwaitTime != nil {
 		if *o.MaxAwaitTime < 0 {
-			return nil, shape, &ArgumentError{Argument: "AggregateOptions.MaxAwaitTime", Reason: "maxAwaitTimeMS must not be negative"}
+			return a, &ArgumentError{Argument: "AggregateOptions.MaxAwaitTime", Reason: "maxAwaitTimeMS must not be negative"}
 		}
-		if !shape.changeStream {
-			return nil, shape, &ArgumentError{Argument: "AggregateOptions.MaxAwaitTime",
+		if !a.Shape().ChangeStream {
+			return a, &ArgumentError{Argument: "AggregateOptions.MaxAwaitTime",
 				Reason: "maxAwaitTimeMS applies only to a tailable awaitData cursor; this pipeline opens an ordinary one, whose getMores the server refuses maxTimeMS for"}
 		}
 	}
@@ -144,85 +111,30 @@ func aggregateCommand(target bson.RawValue, pipeline any, o *AggregateOptions) (
 			vals[i], err = marshalValue(x.arg, x.v)
 		}
 		if err != nil {
-			return nil, shape, err
+			return a, err
 		}
 	}
-	// cursor: {batchSize: n}; a write stage gets an empty cursor document
-	// (the CRUD specification: a batch size of 0 would stop it).
-	st, cur := bson.AppendDocumentStart(make([]byte, 0, 24))
-	if o.BatchSize != nil && !shape.write {
-		cur = bson.AppendInt32Element(cur, "batchSize", *o.BatchSize)
-	}
-	cur, _ = bson.AppendDocumentEnd(cur, st)
-
-	cmd := operation.NewCommand("aggregate", target, len(p)+64).
-		Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: p}).Doc("cursor", cur).
-		Bool("allowDiskUse", o.AllowDiskUse)
-	cmd.Bool("bypassDocumentValidation", o.BypassDocumentValidation)
-	cmd.Value("collation", vals[0])
-	if o.MaxTime != nil && *o.MaxTime > 0 {
-		ms := o.MaxTime.Milliseconds()
-		cmd.Int64("maxTimeMS", &ms)
-	}
-	cmd.Value("comment", vals[1]).Value("hint", vals[2]).Value("let", vals[3])
-	return cmd.Build(), shape, nil
-}
-
-// aggregateCursorOptions are the getMore options of an aggregate's cursor.
-func aggregateCursorOptions(o *AggregateOptions, shape pipelineShape) operation.CursorOptions {
-	co := operation.CursorOptions{Tailable: shape.changeStream}
-	if o.BatchSize != nil && !shape.write {
-		co.BatchSize = *o.BatchSize
-	}
-	if o.MaxAwaitTime != nil {
-		co.MaxAwaitTime = *o.MaxAwaitTime
-	}
-	co.Comment, _ = marshalValue("AggregateOptions.Comment", o.Comment)
-	return co
+	a.Collation, a.Comment, a.Hint, a.Let = vals[0], vals[1], vals[2], vals[3]
+	return a, nil
 }
 
 // aggregateOp returns the Op of an aggregate under c's concerns. A pipeline
 // that writes ($out, $merge) carries the write concern too (the read
 // concern stays: the server supports it there), and goes where the CRUD
 // specification's "Read preferences and server selection" says.
-func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shape pipelineShape) *operation.Op {
+func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shape operation.PipelineShape) *operation.Op {
 	op := &operation.Op{Name: "aggregate", DB: db, Collection: coll, Command: cmd, Cursor: true,
 		Selector: selection.Read(c.readPref), ReadConcern: c.rc}
-	if shape.write {
+	if shape.Write {
 		// An unacknowledged write concern is sent as it is, but the reply
 		// is awaited: it carries the cursor.
 		op.WriteConcern = c.wc
-		op.Selector = selection.Read(writeStageReadPref(client, c.readPref))
+		op.Selector = selection.Read(operation.WriteStageReadPref(client.exec.Topology.Description(), c.readPref))
 		// The driver-sessions specification: no session ID, under any
 		// circumstances, with an unacknowledged write.
 		op.NoSession = !c.wcAck
 	}
 	return op
-}
-
-// writeStageReadPref is the read preference a pipeline with $out or
-// $merge runs under: rp, unless a server the client can use is older
-// than 5.0 (wire version 13), which runs such a pipeline only on the
-// primary. A load balancer is taken to front 5.0+ servers, and with no
-// server available yet rp stands.
-func writeStageReadPref(c *Client, rp selection.ReadPref) selection.ReadPref {
-	if rp.Mode == selection.Primary {
-		return rp
-	}
-	td := c.exec.Topology.Description()
-	if td.Type == description.LoadBalanced {
-		return rp
-	}
-	for i := range td.Servers {
-		s := &td.Servers[i]
-		if s.Type == description.Unknown || s.Type == description.PossiblePrimary {
-			continue
-		}
-		if s.MaxWireVersion < 13 {
-			return selection.ReadPref{Mode: selection.Primary}
-		}
-	}
-	return rp
 }
 
 // Aggregate runs an aggregation pipeline on the collection and returns a
@@ -240,19 +152,20 @@ func (coll *Collection) Aggregate(ctx context.Context, pipeline any, opts ...*Ag
 		return nil, err
 	}
 	o := mergeAggregate(opts)
-	cmd, shape, err := aggregateCommand(operation.StringValue(coll.name), pipeline, &o)
+	a, err := aggregateCommand(operation.StringValue(coll.name), pipeline, &o)
 	if err != nil {
 		return nil, err
 	}
+	cmd := a.Command()
 	c, err := coll.c.forOperation("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
 	if err != nil {
 		return nil, err
 	}
-	res, err := coll.run(ctx, aggregateOp(coll.db.client, c, coll.db.name, coll.name, cmd, shape))
+	res, err := coll.run(ctx, aggregateOp(coll.db.client, c, coll.db.name, coll.name, cmd, a.Shape()))
 	if err != nil {
 		return nil, err
 	}
-	return coll.cursor(res, aggregateCursorOptions(&o, shape))
+	return coll.cursor(res, a.CursorOptions(o.MaxAwaitTime))
 }
 
 // Aggregate runs a pipeline that needs no collection ({aggregate: 1}),
@@ -265,19 +178,20 @@ func (db *Database) Aggregate(ctx context.Context, pipeline any, opts ...*Aggreg
 	}
 	o := mergeAggregate(opts)
 	one := bson.RawValue{Type: bson.TypeInt32, Value: bson.AppendInt32(nil, 1)}
-	cmd, shape, err := aggregateCommand(one, pipeline, &o)
+	a, err := aggregateCommand(one, pipeline, &o)
 	if err != nil {
 		return nil, err
 	}
+	cmd := a.Command()
 	c, err := db.c.forOperation("AggregateOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
 	if err != nil {
 		return nil, err
 	}
-	res, err := db.client.execute(ctx, aggregateOp(db.client, c, db.name, "", cmd, shape))
+	res, err := db.client.execute(ctx, aggregateOp(db.client, c, db.name, "", cmd, a.Shape()))
 	if err != nil {
 		return nil, err
 	}
-	return db.cursor(res, aggregateCursorOptions(&o, shape))
+	return db.cursor(res, a.CursorOptions(o.MaxAwaitTime))
 }
 
 // ready checks that the database and the client can run an operation.

@@ -88,88 +88,38 @@ func (coll *Collection) CountDocuments(ctx context.Context, filter any, opts ...
 	if o.MaxTime != nil && *o.MaxTime < 0 {
 		return 0, &ArgumentError{Argument: "CountOptions.MaxTime", Reason: "maxTimeMS must not be negative"}
 	}
-	collation, err := marshalDocValue("CountOptions.Collation", o.Collation)
+	cd := operation.CountDocuments{Collection: coll.name, Filter: f, Skip: o.Skip, Limit: o.Limit, MaxTime: o.MaxTime}
+	if cd.Collation, err = marshalDocValue("CountOptions.Collation", o.Collation); err != nil {
+		return 0, err
+	}
+	if cd.Hint, err = marshalValue("CountOptions.Hint", o.Hint); err != nil {
+		return 0, err
+	}
+	if cd.Comment, err = marshalValue("CountOptions.Comment", o.Comment); err != nil {
+		return 0, err
+	}
+	res, err := coll.run(ctx, coll.readOp("aggregate", cd.Command()))
 	if err != nil {
 		return 0, err
 	}
-	hint, err := marshalValue("CountOptions.Hint", o.Hint)
-	if err != nil {
-		return 0, err
-	}
-	comment, err := marshalValue("CountOptions.Comment", o.Comment)
-	if err != nil {
-		return 0, err
-	}
-
-	// The pipeline, as the CRUD specification writes it.
-	ast, p := bson.AppendDocumentStart(make([]byte, 0, len(f)+128))
-	i := 0
-	stage := func(appendStage func([]byte) []byte) {
-		sst, b := bson.AppendDocumentElementStart(p, bson.ArrayKey(i))
-		b = appendStage(b)
-		p, _ = bson.AppendDocumentEnd(b, sst)
-		i++
-	}
-	stage(func(b []byte) []byte { return bson.AppendDocumentElement(b, "$match", f) })
-	if o.Skip != nil && *o.Skip > 0 {
-		stage(func(b []byte) []byte { return bson.AppendInt64Element(b, "$skip", *o.Skip) })
-	}
-	if o.Limit != nil && *o.Limit > 0 {
-		stage(func(b []byte) []byte { return bson.AppendInt64Element(b, "$limit", *o.Limit) })
-	}
-	stage(func(b []byte) []byte { return bson.AppendDocumentElement(b, "$group", countGroup) })
-	p, _ = bson.AppendDocumentEnd(p, ast)
-
-	cmd := operation.NewCollectionCommand("aggregate", coll.name, len(p)+64).
-		Value("pipeline", bson.RawValue{Type: bson.TypeArray, Value: p}).Doc("cursor", emptyDoc).
-		Value("collation", collation)
-	if o.MaxTime != nil && *o.MaxTime > 0 {
-		ms := o.MaxTime.Milliseconds()
-		cmd.Int64("maxTimeMS", &ms)
-	}
-	cmd.Value("comment", comment).Value("hint", hint)
-	res, err := coll.run(ctx, coll.readOp("aggregate", cmd.Build()))
-	if err != nil {
-		return 0, err
-	}
-	d, ok, err := operation.FirstDocument(res.Body)
+	n, err := operation.ReadCountDocuments(res.Body)
 	if err != nil {
 		return 0, &OperationError{Op: "aggregate", Address: res.Address, Err: publicError(err)}
 	}
-	if !ok {
-		// Nothing matched: $group returns no document at all.
-		return 0, nil
-	}
-	return countField(d, "aggregate", res.Address)
+	return n, nil
 }
 
-// countGroup is {_id: 1, n: {$sum: 1}}.
-var countGroup = func() bson.Raw {
-	st, b := bson.AppendDocumentStart(nil)
-	b = bson.AppendInt32Element(b, "_id", 1)
-	sst, b := bson.AppendDocumentElementStart(b, "n")
-	b = bson.AppendInt32Element(b, "$sum", 1)
-	b, _ = bson.AppendDocumentEnd(b, sst)
-	b, _ = bson.AppendDocumentEnd(b, st)
-	return b
-}()
-
-// countField reads the n of a count reply or of countDocuments' $group.
+// countField reads the n of a count reply (op "count") or of
+// countDocuments' $group document (op "aggregate"); a malformed one is a
+// *ReplyError in an *OperationError.
 func countField(d bson.Raw, op, addr string) (int64, error) {
-	field := "n"
+	path := "n"
 	if op == "aggregate" {
-		field = "cursor.firstBatch.0.n"
+		path = "cursor.firstBatch.0.n"
 	}
-	v, err := d.LookupErr("n")
+	n, err := operation.CountField(d, path)
 	if err != nil {
-		return 0, replyError(op, addr, field, "missing")
-	}
-	n, ok := v.AsInt64OK()
-	if !ok {
-		return 0, replyError(op, addr, field, fmt.Sprintf("a %s, not an integer", v.Type))
-	}
-	if n < 0 {
-		return 0, replyError(op, addr, field, fmt.Sprintf("%d is negative", n))
+		return 0, &OperationError{Op: op, Address: addr, Err: publicError(err)}
 	}
 	return n, nil
 }
@@ -210,13 +160,8 @@ func (coll *Collection) EstimatedDocumentCount(ctx context.Context, opts ...*Est
 	if err != nil {
 		return 0, err
 	}
-	cmd := operation.NewCollectionCommand("count", coll.name, 32)
-	if o.MaxTime != nil && *o.MaxTime > 0 {
-		ms := o.MaxTime.Milliseconds()
-		cmd.Int64("maxTimeMS", &ms)
-	}
-	cmd.Value("comment", comment)
-	res, err := coll.run(ctx, coll.readOp("count", cmd.Build()))
+	c := operation.Count{Collection: coll.name, MaxTime: o.MaxTime, Comment: comment}
+	res, err := coll.run(ctx, coll.readOp("count", c.Command()))
 	if err != nil {
 		return 0, err
 	}

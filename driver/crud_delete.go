@@ -57,12 +57,13 @@ func (coll *Collection) delete(ctx context.Context, filter any, many bool, opts 
 	if err != nil {
 		return nil, err
 	}
-	cmd, err := writeCommand("delete", coll.name, true, nil, o.Let, o.Comment, "DeleteOptions.")
+	wc, err := writeCommandFields(coll.name, true, nil, o.Let, o.Comment, "DeleteOptions.")
 	if err != nil {
 		return nil, err
 	}
-	wr, ack, err := coll.runOne(ctx, "delete", cmd, &operation.Batch{Identifier: "deletes", Docs: []bson.Raw{raw}, Slack: statementSlack},
-		"filter", st.hintArg())
+	d := operation.Delete{WriteCommand: wc, Statements: []bson.Raw{raw}}
+	cmd, bt := d.Command()
+	wr, ack, err := coll.runOne(ctx, "delete", cmd, bt, "filter", st.hintArg())
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,8 @@ func (st *deleteStmt) hintArg() string {
 	return st.optArg + "Hint"
 }
 
-// encode builds the statement {q, limit, collation, hint}.
+// encode checks and encodes the statement's parts;
+// operation.DeleteStatement lays it out.
 func (st *deleteStmt) encode() (bson.Raw, error) {
 	q, err := marshalDoc(st.filterArg, st.filter)
 	if err != nil {
@@ -102,10 +104,6 @@ func (st *deleteStmt) encode() (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit := int32(1)
-	if st.many {
-		limit = 0
-	}
-	return operation.NewCommand("q", bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: q}, len(q)+64).
-		Int32("limit", &limit).Value("collation", collation).Value("hint", hint).Build(), nil
+	s := operation.DeleteStatement{Filter: q, Many: st.many, Collation: collation, Hint: hint}
+	return s.Encode(), nil
 }

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -98,6 +97,7 @@ func (coll *Collection) Distinct(ctx context.Context, field string, filter any, 
 	if o.MaxTime != nil && *o.MaxTime < 0 {
 		return &DistinctResult{err: &ArgumentError{Argument: "DistinctOptions.MaxTime", Reason: "maxTimeMS must not be negative"}}
 	}
+	d := operation.Distinct{Collection: coll.name, Key: field, Query: f, MaxTime: o.MaxTime}
 	var vals [3]bson.RawValue
 	for i, x := range []struct {
 		arg string
@@ -116,14 +116,8 @@ func (coll *Collection) Distinct(ctx context.Context, field string, filter any, 
 			return &DistinctResult{err: err}
 		}
 	}
-	cmd := operation.NewCollectionCommand("distinct", coll.name, len(f)+len(field)+64).
-		Value("key", operation.StringValue(field)).Doc("query", f).Value("collation", vals[0])
-	if o.MaxTime != nil && *o.MaxTime > 0 {
-		ms := o.MaxTime.Milliseconds()
-		cmd.Int64("maxTimeMS", &ms)
-	}
-	cmd.Value("comment", vals[1]).Value("hint", vals[2])
-	res, err := coll.run(ctx, coll.readOp("distinct", cmd.Build()))
+	d.Collation, d.Comment, d.Hint = vals[0], vals[1], vals[2]
+	res, err := coll.run(ctx, coll.readOp("distinct", d.Command()))
 	if err != nil {
 		return &DistinctResult{err: err}
 	}
@@ -134,15 +128,9 @@ func (coll *Collection) Distinct(ctx context.Context, field string, filter any, 
 	return &DistinctResult{values: values}
 }
 
-// distinctValues reads the values array of a distinct reply.
+// distinctValues reads the values array of a distinct reply
+// (operation.ReadDistinct); a malformed one is a *ReplyError.
 func distinctValues(body bson.Raw) (bson.Raw, error) {
-	v, err := body.LookupErr("values")
-	if err != nil {
-		return nil, &ReplyError{Field: "values", Reason: "missing"}
-	}
-	a, ok := v.ArrayOK()
-	if !ok {
-		return nil, &ReplyError{Field: "values", Reason: fmt.Sprintf("a %s, not an array", v.Type)}
-	}
-	return a, nil
+	v, err := operation.ReadDistinct(body)
+	return v, publicError(err)
 }

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -133,12 +132,13 @@ func setPtr[T any](dst **T, v *T) {
 	}
 }
 
-// findCommand builds the find command; single asks for one batch of at
-// most limit documents.
-func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, prefix string) (bson.Raw, error) {
+// findCommand checks and encodes the find command's parts; single asks
+// for one batch of at most limit documents. operation.Find lays out the
+// command and its cursor's options.
+func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, prefix string) (operation.Find, error) {
 	f, err := marshalDoc("filter", filter)
 	if err != nil {
-		return nil, err
+		return operation.Find{}, err
 	}
 	var vals [9]bson.RawValue
 	for i, x := range []struct {
@@ -156,74 +156,24 @@ func (coll *Collection) findCommand(filter any, o *FindOptions, single bool, pre
 			vals[i], err = marshalValue(prefix+"."+x.arg, x.v)
 		}
 		if err != nil {
-			return nil, err
+			return operation.Find{}, err
 		}
 	}
 	if o.Skip != nil && *o.Skip < 0 {
-		return nil, &ArgumentError{Argument: prefix + ".Skip", Reason: "skip must not be negative"}
+		return operation.Find{}, &ArgumentError{Argument: prefix + ".Skip", Reason: "skip must not be negative"}
 	}
 	if o.MaxTime != nil && *o.MaxTime < 0 {
-		return nil, &ArgumentError{Argument: prefix + ".MaxTime", Reason: "maxTimeMS must not be negative"}
+		return operation.Find{}, &ArgumentError{Argument: prefix + ".MaxTime", Reason: "maxTimeMS must not be negative"}
 	}
 	if o.CursorType != TailableAwait && o.MaxAwaitTime != nil {
-		return nil, &ArgumentError{Argument: prefix + ".MaxAwaitTime", Reason: "maxAwaitTimeMS applies only to a TailableAwait cursor"}
+		return operation.Find{}, &ArgumentError{Argument: prefix + ".MaxAwaitTime", Reason: "maxAwaitTimeMS applies only to a TailableAwait cursor"}
 	}
-	cmd := operation.NewCollectionCommand("find", coll.name, len(f)+64).Doc("filter", f).
-		Value("sort", vals[0]).Value("projection", vals[1]).Value("hint", vals[2]).Int64("skip", o.Skip)
-	limit := o.Limit
-	singleBatch := single
-	if limit != nil && *limit < 0 {
-		l := -*limit
-		limit, singleBatch = &l, true
-	}
-	if limit != nil && *limit == 0 {
-		limit = nil
-	}
-	cmd.Int64("limit", limit)
-	var batchSize int32 // 0: none
-	if o.BatchSize != nil {
-		batchSize = *o.BatchSize
-		if batchSize < 0 {
-			// singleBatch = limit < 0 || batchSize < 0, and batchSize
-			// = abs(batchSize) when no limit (the specification's
-			// mapping, a MUST).
-			singleBatch = true
-			if batchSize == math.MinInt32 {
-				batchSize = math.MaxInt32
-			} else {
-				batchSize = -batchSize
-			}
-		}
-	}
-	switch {
-	case singleBatch && !single && limit != nil && *limit <= math.MaxInt32:
-		// A negative limit: the find/getMore/killCursors specification's
-		// mapping asks for the whole limit in the one batch.
-		batchSize = int32(*limit)
-	case !singleBatch && limit != nil && int64(batchSize) == *limit && batchSize < math.MaxInt32:
-		// The CRUD specification: batchSize equal to limit would leave
-		// an open cursor behind the full first batch; limit+1 closes it.
-		batchSize++
-	}
-	if batchSize > 0 {
-		cmd.Int32("batchSize", &batchSize)
-	}
-	cmd.True("singleBatch", singleBatch)
-	cmd.Value("comment", vals[5])
-	if o.MaxTime != nil && *o.MaxTime > 0 {
-		ms := o.MaxTime.Milliseconds()
-		cmd.Int64("maxTimeMS", &ms)
-	}
-	cmd.Value("max", vals[7]).Value("min", vals[6]).Bool("returnKey", o.ReturnKey).Bool("showRecordId", o.ShowRecordID)
-	switch o.CursorType {
-	case Tailable:
-		cmd.True("tailable", true)
-	case TailableAwait:
-		cmd.True("tailable", true).True("awaitData", true)
-	}
-	cmd.Bool("noCursorTimeout", o.NoCursorTimeout).Bool("allowPartialResults", o.AllowPartialResults).
-		Bool("allowDiskUse", o.AllowDiskUse).Value("collation", vals[3]).Value("let", vals[4])
-	return cmd.Build(), nil
+	return operation.Find{Collection: coll.name, Filter: f, Sort: vals[0], Projection: vals[1], Hint: vals[2],
+		Skip: o.Skip, Limit: o.Limit, BatchSize: o.BatchSize, Single: single, Comment: vals[5], MaxTime: o.MaxTime,
+		Max: vals[7], Min: vals[6], ReturnKey: o.ReturnKey, ShowRecordID: o.ShowRecordID,
+		Tailable: o.CursorType == Tailable || o.CursorType == TailableAwait, AwaitData: o.CursorType == TailableAwait,
+		NoCursorTimeout: o.NoCursorTimeout, AllowPartialResults: o.AllowPartialResults, AllowDiskUse: o.AllowDiskUse,
+		Collation: vals[3], Let: vals[4], MaxAwaitTime: o.MaxAwaitTime}, nil
 }
 
 // Find runs a query and returns a cursor over the matching documents.
@@ -237,27 +187,20 @@ func (coll *Collection) Find(ctx context.Context, filter any, opts ...*FindOptio
 	if err != nil {
 		return nil, err
 	}
-	cmd, err := coll.findCommand(filter, &o, false, "FindOptions")
+	f, err := coll.findCommand(filter, &o, false, "FindOptions")
 	if err != nil {
 		return nil, err
 	}
-	op := coll.readOp("find", cmd)
+	op := coll.readOp("find", f.Command())
 	op.Cursor = true
 	res, err := coll.run(ctx, op)
 	if err != nil {
 		return nil, err
 	}
-	co := operation.CursorOptions{Tailable: o.CursorType != NonTailable}
-	if o.BatchSize != nil && *o.BatchSize > 0 {
-		co.BatchSize = *o.BatchSize
-	}
-	if o.Limit != nil && *o.Limit > 0 {
-		co.Limit = *o.Limit
-	}
-	if o.MaxAwaitTime != nil && o.CursorType == TailableAwait {
-		co.MaxAwaitTime = *o.MaxAwaitTime
-	}
-	co.Comment, _ = marshalValue("Comment", o.Comment)
+	co := f.CursorOptions()
+	// Any CursorType but NonTailable keeps the cursor open on an empty
+	// batch, as it always has (an unknown one sends no tailable flag).
+	co.Tailable = o.CursorType != NonTailable
 	return coll.cursor(res, co)
 }
 
@@ -295,11 +238,11 @@ func (coll *Collection) FindOne(ctx context.Context, filter any, opts ...*FindOn
 	if err != nil {
 		return &SingleResult{err: err}
 	}
-	cmd, err := coll.findCommand(filter, &o, true, "FindOneOptions")
+	f, err := coll.findCommand(filter, &o, true, "FindOneOptions")
 	if err != nil {
 		return &SingleResult{err: err}
 	}
-	res, err := coll.run(ctx, coll.readOp("find", cmd))
+	res, err := coll.run(ctx, coll.readOp("find", f.Command()))
 	if err != nil {
 		return &SingleResult{err: err}
 	}

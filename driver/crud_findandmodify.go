@@ -3,7 +3,6 @@ package driver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -181,11 +180,12 @@ func (coll *Collection) FindOneAndDelete(ctx context.Context, filter any, opts .
 	return coll.findAndModify(ctx, filter, &s)
 }
 
-// famCommand builds the findAndModify command.
-func (coll *Collection) famCommand(filter any, s *famSpec) (bson.Raw, error) {
+// famCommand checks and encodes the findAndModify command's parts;
+// operation.FindAndModify lays them out.
+func (coll *Collection) famCommand(filter any, s *famSpec) (operation.FindAndModify, error) {
 	q, err := marshalDoc("filter", filter)
 	if err != nil {
-		return nil, err
+		return operation.FindAndModify{}, err
 	}
 	var u bson.RawValue
 	switch {
@@ -196,43 +196,33 @@ func (coll *Collection) famCommand(filter any, s *famSpec) (bson.Raw, error) {
 		u, err = marshalUpdate(s.docArg, s.doc)
 	}
 	if err != nil {
-		return nil, err
+		return operation.FindAndModify{}, err
 	}
 	if s.maxTime != nil && *s.maxTime < 0 {
-		return nil, &ArgumentError{Argument: s.optArg + "MaxTime", Reason: "maxTimeMS must not be negative"}
+		return operation.FindAndModify{}, &ArgumentError{Argument: s.optArg + "MaxTime", Reason: "maxTimeMS must not be negative"}
 	}
-	var vals [6]bson.RawValue
+	f := operation.FindAndModify{Collection: coll.name, Query: q, Remove: s.remove, Update: u, New: s.returnDoc == After,
+		Upsert: s.upsert, BypassDocumentValidation: s.bypass, MaxTime: s.maxTime}
+	var vals [4]bson.RawValue
 	for i, x := range []struct {
 		name string
 		v    any
 	}{{"Sort", s.sort}, {"Projection", s.projection}, {"Collation", s.collation}, {"Let", s.let}} {
 		if vals[i], err = marshalDocValue(s.optArg+x.name, x.v); err != nil {
-			return nil, err
+			return operation.FindAndModify{}, err
 		}
 	}
-	if vals[4], err = marshalHint(s.optArg+"Hint", s.hint); err != nil {
-		return nil, err
+	f.Sort, f.Fields, f.Collation, f.Let = vals[0], vals[1], vals[2], vals[3]
+	if f.Hint, err = marshalHint(s.optArg+"Hint", s.hint); err != nil {
+		return operation.FindAndModify{}, err
 	}
-	if vals[5], err = marshalValue(s.optArg+"Comment", s.comment); err != nil {
-		return nil, err
+	if f.Comment, err = marshalValue(s.optArg+"Comment", s.comment); err != nil {
+		return operation.FindAndModify{}, err
 	}
-	af, err := marshalDocArray(s.optArg+"ArrayFilters", s.arrayFilters)
-	if err != nil {
-		return nil, err
+	if f.ArrayFilters, err = marshalDocArray(s.optArg+"ArrayFilters", s.arrayFilters); err != nil {
+		return operation.FindAndModify{}, err
 	}
-	cmd := operation.NewCollectionCommand("findAndModify", coll.name, len(q)+len(u.Value)+64).Doc("query", q).Value("sort", vals[0])
-	if s.remove {
-		cmd.True("remove", true)
-	} else {
-		cmd.Value("update", u).True("new", s.returnDoc == After)
-	}
-	cmd.Value("fields", vals[1]).Bool("upsert", s.upsert).Bool("bypassDocumentValidation", s.bypass)
-	if s.maxTime != nil && *s.maxTime > 0 {
-		ms := s.maxTime.Milliseconds()
-		cmd.Int64("maxTimeMS", &ms)
-	}
-	cmd.Value("collation", vals[2]).Value("arrayFilters", af).Value("hint", vals[4]).Value("let", vals[3]).Value("comment", vals[5])
-	return cmd.Build(), nil
+	return f, nil
 }
 
 func (coll *Collection) findAndModify(ctx context.Context, filter any, s *famSpec) *SingleResult {
@@ -243,10 +233,11 @@ func (coll *Collection) findAndModify(ctx context.Context, filter any, s *famSpe
 	if err != nil {
 		return &SingleResult{err: err}
 	}
-	cmd, err := coll.famCommand(filter, s)
+	f, err := coll.famCommand(filter, s)
 	if err != nil {
 		return &SingleResult{err: err}
 	}
+	cmd := f.Command()
 	op, err := coll.writeOp("findAndModify", cmd, nil)
 	if err != nil {
 		return &SingleResult{err: err}
@@ -256,16 +247,10 @@ func (coll *Collection) findAndModify(ctx context.Context, filter any, s *famSpe
 		hintCheck = unacknowledgedHintCheck(s.optArg + "Hint")
 	}
 	op.Check = func(l operation.ServerLimits) error {
-		// The document goes in the command itself, which the server takes
-		// up to maxBsonObjectSize plus the same 16 KiB allowance as an
-		// update statement.
-		maxSize := int(l.MaxBSONObjectSize)
-		if maxSize <= 0 {
-			maxSize = 16 << 20
-		}
-		if !s.remove && len(cmd) > maxSize+statementSlack {
-			return &ArgumentError{Argument: s.docArg, Err: ErrDocumentTooLarge,
-				Reason: fmt.Sprintf("the command is %d bytes, over maxBsonObjectSize %d and the 16 KiB allowance", len(cmd), maxSize)}
+		if !s.remove {
+			if err := operation.CheckFindAndModifySize(cmd, l); err != nil {
+				return &ArgumentError{Argument: s.docArg, Err: ErrDocumentTooLarge, Reason: err.Error()}
+			}
 		}
 		return hintCheck(l)
 	}
@@ -295,35 +280,9 @@ func (coll *Collection) findAndModify(ctx context.Context, filter any, s *famSpe
 	return &SingleResult{doc: d}
 }
 
-// parseFindAndModifyReply reads a findAndModify reply: value, which the
-// server always sends, is the document or null (no document); the
-// lastErrorObject, when there, must be a document whose n is a
-// non-negative integer and whose updatedExisting is a boolean.
+// parseFindAndModifyReply reads a findAndModify reply
+// (operation.ReadFindAndModifyReply); a malformed one is a *ReplyError.
 func parseFindAndModifyReply(body bson.Raw) (doc bson.Raw, found bool, err error) {
-	if v, err := body.LookupErr("lastErrorObject"); err == nil {
-		leo, ok := v.DocumentOK()
-		if !ok {
-			return nil, false, &ReplyError{Field: "lastErrorObject", Reason: fmt.Sprintf("a %s, not a document", v.Type)}
-		}
-		if n, err := leo.LookupErr("n"); err == nil {
-			if i, ok := n.AsInt64OK(); !ok || i < 0 {
-				return nil, false, &ReplyError{Field: "lastErrorObject.n", Reason: fmt.Sprintf("not a non-negative integer (a %s)", n.Type)}
-			}
-		}
-		if u, err := leo.LookupErr("updatedExisting"); err == nil && u.Type != bson.TypeBoolean {
-			return nil, false, &ReplyError{Field: "lastErrorObject.updatedExisting", Reason: fmt.Sprintf("a %s, not a boolean", u.Type)}
-		}
-	}
-	v, err := body.LookupErr("value")
-	if err != nil {
-		return nil, false, &ReplyError{Field: "value", Reason: "missing"}
-	}
-	if v.Type == bson.TypeNull {
-		return nil, false, nil
-	}
-	d, ok := v.DocumentOK()
-	if !ok {
-		return nil, false, &ReplyError{Field: "value", Reason: fmt.Sprintf("a %s, not a document or null", v.Type)}
-	}
-	return d, true, nil
+	doc, found, err = operation.ReadFindAndModifyReply(body)
+	return doc, found, publicError(err)
 }

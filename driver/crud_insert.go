@@ -80,13 +80,13 @@ func (coll *Collection) InsertOne(ctx context.Context, doc any, opts ...*InsertO
 	if err != nil {
 		return nil, err
 	}
-	cmd := operation.NewCollectionCommand("insert", coll.name, 32).
-		True("ordered", true).Bool("bypassDocumentValidation", o.BypassDocumentValidation).Value("comment", comment).Build()
+	ins := operation.Insert{Collection: coll.name, Ordered: true, BypassDocumentValidation: o.BypassDocumentValidation,
+		Comment: comment, Documents: []bson.Raw{raw}}
+	cmd, bt := ins.Command()
 	op, err := coll.writeOp("insert", cmd, nil)
 	if err != nil {
 		return nil, err
 	}
-	bt := &operation.Batch{Identifier: "documents", Docs: []bson.Raw{raw}}
 	op.Batch = bt
 	wr, addr, err := coll.runWrite(ctx, op, 0)
 	if err != nil {
@@ -139,69 +139,38 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 	if err != nil {
 		return nil, err
 	}
-	cmd := operation.NewCollectionCommand("insert", coll.name, 32).
-		Bool("ordered", &ordered).Bool("bypassDocumentValidation", o.BypassDocumentValidation).Value("comment", comment).Build()
+	ins := operation.Insert{Collection: coll.name, Ordered: ordered, BypassDocumentValidation: o.BypassDocumentValidation,
+		Comment: comment, Documents: raws}
+	cmd, bt := ins.Command()
 	op, err := coll.writeOp("insert", cmd, nil)
 	if err != nil {
 		return nil, err
 	}
-	bt := &operation.Batch{Identifier: "documents"}
 	op.Batch = bt
-	var bwe BulkWriteException
-	// The partial result's ids are only needed when something failed:
-	// they are worked out then (partialIDs), from how far the batches
-	// went and which documents failed.
-	var inserted int64
-	var failed map[int]bool
-	done := 0      // documents sent so far
-	firstErr := -1 // an ordered insert stops after its first failed document
-	partial := func() *BulkWriteResult {
-		p := &BulkWriteResult{InsertedIDs: make(map[int]any, done), InsertedCount: inserted, Acknowledged: !op.Unacknowledged}
-		for i := 0; i < done; i++ {
-			if !failed[i] && !(firstErr >= 0 && i > firstErr) {
+	r, failure := ins.Run(ctx, op, coll.execWrite)
+	var bwe *BulkWriteException
+	if len(r.WriteErrors) > 0 || len(r.WriteConcernErrors) > 0 {
+		bwe = bulkWriteException(r.WriteErrors, r.WriteConcernErrors, r.Labels)
+		// The partial result's ids are only worked out when something
+		// failed.
+		p := &BulkWriteResult{InsertedIDs: make(map[int]any, r.Sent), InsertedCount: r.Inserted, Acknowledged: !op.Unacknowledged}
+		for i := 0; i < r.Sent; i++ {
+			if r.WentIn(i) {
 				p.InsertedIDs[i] = ids[i]
 			}
 		}
-		return p
+		bwe.PartialResult = p
 	}
-	for off := 0; off < len(raws); {
-		bt.Docs, bt.Sent = raws[off:], 0
-		wr, addr, err := coll.runWrite(ctx, op, off)
-		if err != nil {
-			err = tooLarge(err, indexArg("documents", off))
-			if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
-				bwe.PartialResult = partial()
-				return nil, errors.Join(&OperationError{Op: "insert", Address: addr, Err: &bwe}, err)
-			}
-			return nil, err
+	if failure != nil {
+		err := (*bulkFailure)(failure).err()
+		err = tooLarge(err, indexArg("documents", failure.Index))
+		if bwe != nil {
+			return nil, errors.Join(&OperationError{Op: "insert", Address: failure.Address, Err: bwe}, err)
 		}
-		inserted += wr.n
-		for _, we := range wr.writeErrors {
-			if failed == nil {
-				failed = map[int]bool{}
-			}
-			failed[we.Index] = true
-		}
-		if ordered && len(wr.writeErrors) > 0 {
-			firstErr = wr.writeErrors[0].Index
-		}
-		done = off + bt.Sent
-		bwe.WriteErrors = append(bwe.WriteErrors, wr.writeErrors...)
-		if wr.wce != nil {
-			bwe.WriteConcernErrors = append(bwe.WriteConcernErrors, *wr.wce)
-		}
-		bwe.Labels = append(bwe.Labels, wr.labels...)
-		if ordered && len(wr.writeErrors) > 0 {
-			break
-		}
-		off += bt.Sent
-		if bt.Sent == 0 {
-			break
-		}
+		return nil, err
 	}
-	if len(bwe.WriteErrors) > 0 || len(bwe.WriteConcernErrors) > 0 {
-		bwe.PartialResult = partial()
-		return nil, &OperationError{Op: "insert", Err: &bwe}
+	if bwe != nil {
+		return nil, &OperationError{Op: "insert", Err: bwe}
 	}
 	return &InsertManyResult{InsertedIDs: ids, Acknowledged: !op.Unacknowledged}, nil
 }
@@ -210,11 +179,8 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 // error or write errors are in the writeReply, any other failure is the
 // error.
 func (coll *Collection) runWrite(ctx context.Context, op *operation.Op, offset int) (writeReply, string, error) {
-	res, err := coll.run(ctx, op)
-	if res.Body == nil || (err != nil && !isWriteConcernOnly(err)) {
-		if err == nil {
-			err = &OperationError{Op: op.Name, Address: res.Address, Err: errors.New("no reply")}
-		}
+	res, err := coll.execWrite(ctx, op)
+	if err != nil {
 		return writeReply{}, res.Address, err
 	}
 	if op.Unacknowledged {

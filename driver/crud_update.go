@@ -144,15 +144,16 @@ func (coll *Collection) runUpdate(ctx context.Context, st *updateStmt, bypass *b
 	if err != nil {
 		return nil, err
 	}
-	cmd, err := writeCommand("update", coll.name, true, bypass, let, comment, optArg)
+	wc, err := writeCommandFields(coll.name, true, bypass, let, comment, optArg)
 	if err != nil {
 		return nil, err
 	}
+	u := operation.Update{WriteCommand: wc, Statements: []bson.Raw{raw}}
+	cmd, bt := u.Command()
 	// No hint check: update takes a hint from 4.2, the oldest server
 	// supported, so an unacknowledged update may carry one (the CRUD
 	// specification raises the error for delete and findAndModify only).
-	wr, ack, err := coll.runOne(ctx, "update", cmd, &operation.Batch{Identifier: "updates", Docs: []bson.Raw{raw}, Slack: statementSlack},
-		st.docArg, "")
+	wr, ack, err := coll.runOne(ctx, "update", cmd, bt, st.docArg, "")
 	if err != nil || !ack {
 		if err == nil {
 			return &UpdateResult{}, nil
@@ -162,15 +163,10 @@ func (coll *Collection) runUpdate(ctx context.Context, st *updateStmt, bypass *b
 	res := &UpdateResult{Acknowledged: true, MatchedCount: wr.n - int64(len(wr.upserted)), ModifiedCount: wr.nModified,
 		UpsertedCount: int64(len(wr.upserted))}
 	if len(wr.upserted) > 0 {
-		res.UpsertedID = rawValueToAny(wr.upserted[0].id)
+		res.UpsertedID = rawValueToAny(wr.upserted[0].ID)
 	}
 	return res, nil
 }
-
-// statementSlack is how much an update or delete statement may exceed
-// maxBsonObjectSize: the CRUD specification's allowance for the
-// statement's own fields around a document of the maximum size.
-const statementSlack = 16 * 1024
 
 // updateStmt is one update or replacement, from UpdateOne, UpdateMany,
 // ReplaceOne or a bulk write's model; the *Arg fields name its parts in
@@ -184,8 +180,8 @@ type updateStmt struct {
 	upsert                    *bool
 }
 
-// encode builds the statement {q, u, upsert, multi, arrayFilters,
-// collation, hint, sort}, checking every part before anything is sent.
+// encode checks and encodes every part of the statement before anything
+// is sent; operation.UpdateStatement lays it out.
 func (st *updateStmt) encode() (bson.Raw, error) {
 	q, err := marshalDoc(st.filterArg, st.filter)
 	if err != nil {
@@ -216,9 +212,9 @@ func (st *updateStmt) encode() (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	return operation.NewCommand("q", bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: q}, len(q)+len(u.Value)+64).
-		Value("u", u).Bool("upsert", st.upsert).True("multi", st.multi).Value("arrayFilters", af).
-		Value("collation", collation).Value("hint", hint).Value("sort", sort).Build(), nil
+	s := operation.UpdateStatement{Filter: q, Update: u, Upsert: st.upsert, Multi: st.multi, ArrayFilters: af,
+		Collation: collation, Hint: hint, Sort: sort}
+	return s.Encode(), nil
 }
 
 // marshalUpdate encodes an update: a document whose first field is an
@@ -308,19 +304,18 @@ func marshalHint(arg string, hint any) (bson.RawValue, error) {
 	return v, nil
 }
 
-// writeCommand builds an insert, update or delete command's own fields
-// (the statements go in the batch).
-func writeCommand(name, coll string, ordered bool, bypass *bool, let, comment any, optArg string) (bson.Raw, error) {
+// writeCommandFields encodes the options of an insert, update or delete
+// command (the statements go in the batch); optArg names them in errors.
+func writeCommandFields(coll string, ordered bool, bypass *bool, let, comment any, optArg string) (operation.WriteCommand, error) {
 	letV, err := marshalDocValue(optArg+"Let", let)
 	if err != nil {
-		return nil, err
+		return operation.WriteCommand{}, err
 	}
 	commentV, err := marshalValue(optArg+"Comment", comment)
 	if err != nil {
-		return nil, err
+		return operation.WriteCommand{}, err
 	}
-	return operation.NewCollectionCommand(name, coll, 64).Bool("ordered", &ordered).
-		Bool("bypassDocumentValidation", bypass).Value("let", letV).Value("comment", commentV).Build(), nil
+	return operation.WriteCommand{Collection: coll, Ordered: ordered, BypassDocumentValidation: bypass, Let: letV, Comment: commentV}, nil
 }
 
 // runOne sends a single-statement write. arg names the statement's
@@ -350,16 +345,15 @@ func (coll *Collection) runOne(ctx context.Context, name string, cmd bson.Raw, b
 	return wr, true, nil
 }
 
-// unacknowledgedHintCheck refuses a hint on an unacknowledged delete or
-// findAndModify to a server before 4.4 (wire version 9), which would
-// ignore the error it causes: the CRUD specification has the driver raise
-// it. (An update takes a hint from 4.2, and is not checked.)
+// unacknowledgedHintCheck refuses, with an *ArgumentError naming arg, a
+// hint on an unacknowledged delete or findAndModify to a server older
+// than operation.CheckUnacknowledgedHint allows.
 func unacknowledgedHintCheck(arg string) func(operation.ServerLimits) error {
 	return func(l operation.ServerLimits) error {
-		if l.MaxWireVersion >= 9 {
-			return nil
+		if err := operation.CheckUnacknowledgedHint(l); err != nil {
+			return &ArgumentError{Argument: arg, Reason: err.Error()}
 		}
-		return &ArgumentError{Argument: arg, Reason: fmt.Sprintf("an unacknowledged write (w: 0) can carry a hint only to MongoDB 4.4 or later (wire version 9); the server's is %d", l.MaxWireVersion)}
+		return nil
 	}
 }
 

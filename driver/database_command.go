@@ -115,11 +115,7 @@ func (db *Database) RunCursorCommand(ctx context.Context, cmd any, opts ...*RunC
 	if co.Comment, err = marshalValue("RunCursorCommandOptions.Comment", o.Comment); err != nil {
 		return nil, err
 	}
-	name := ""
-	if it := raw.Iter(); it.Next() {
-		name = it.Key()
-	}
-	res, err := db.client.execute(ctx, &operation.Op{Name: name, DB: db.name, Command: raw, Selector: sel, Cursor: true})
+	res, err := db.client.execute(ctx, &operation.Op{Name: operation.CommandName(raw), DB: db.name, Command: raw, Selector: sel, Cursor: true})
 	if err != nil {
 		return nil, err
 	}

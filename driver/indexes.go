@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -184,34 +182,17 @@ func indexKeys(arg string, keys any) (bson.Raw, error) {
 	return k, nil
 }
 
-// generateIndexName implements IndexName on encoded keys.
+// generateIndexName implements IndexName on encoded keys
+// (operation.IndexName); arg names the keys in errors.
 func generateIndexName(arg string, keys bson.Raw) (string, error) {
-	var b strings.Builder
-	it := keys.Iter()
-	for it.Next() {
-		if b.Len() > 0 {
-			b.WriteByte('_')
+	name, err := operation.IndexName(keys)
+	if err != nil {
+		if ke, ok := err.(*operation.IndexKeyError); ok {
+			return "", &ArgumentError{Argument: arg + "." + ke.Key, Reason: ke.Error()}
 		}
-		b.WriteString(it.Key())
-		b.WriteByte('_')
-		v := it.Value()
-		switch v.Type {
-		case bson.TypeInt32:
-			b.WriteString(strconv.FormatInt(int64(v.Int32()), 10))
-		case bson.TypeInt64:
-			b.WriteString(strconv.FormatInt(v.Int64(), 10))
-		case bson.TypeDouble:
-			b.WriteString(strconv.FormatFloat(v.Double(), 'f', -1, 64))
-		case bson.TypeString:
-			b.WriteString(v.StringValue())
-		default:
-			return "", &ArgumentError{Argument: arg + "." + it.Key(), Reason: fmt.Sprintf("an index key's value is a %s: give a number or a string, or set IndexOptions.Name", v.Type)}
-		}
-	}
-	if err := it.Err(); err != nil {
 		return "", &ArgumentError{Argument: arg, Reason: err.Error(), Err: err}
 	}
-	return b.String(), nil
+	return name, nil
 }
 
 // indexSpec encodes model as a createIndexes index specification, and
@@ -250,30 +231,11 @@ func indexSpec(arg string, m IndexModel) (bson.Raw, string, error) {
 			return nil, "", err
 		}
 	}
-	c := operation.NewCommand("key", bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: keys}, len(name)+64).
-		Value("name", operation.StringValue(name)).
-		Bool("unique", o.Unique).Bool("sparse", o.Sparse).Int32("expireAfterSeconds", o.ExpireAfterSeconds).
-		Value("partialFilterExpression", docs[0]).Value("collation", docs[1]).Bool("hidden", o.Hidden).
-		Value("wildcardProjection", docs[2]).Value("weights", docs[3])
-	if o.DefaultLanguage != nil {
-		c.Value("default_language", operation.StringValue(*o.DefaultLanguage))
-	}
-	if o.LanguageOverride != nil {
-		c.Value("language_override", operation.StringValue(*o.LanguageOverride))
-	}
-	c.Int32("textIndexVersion", o.TextIndexVersion).Int32("2dsphereIndexVersion", o.SphereVersion).Int32("bits", o.Bits)
-	if o.Min != nil {
-		c.Value("min", doubleValue(*o.Min))
-	}
-	if o.Max != nil {
-		c.Value("max", doubleValue(*o.Max))
-	}
-	c.Value("storageEngine", docs[4]).Int32("v", o.Version)
-	return c.Build(), name, nil
-}
-
-func doubleValue(f float64) bson.RawValue {
-	return bson.RawValue{Type: bson.TypeDouble, Value: bson.AppendDoubleElement(nil, "", f)[2:]}
+	spec := operation.IndexSpec{Keys: keys, Name: name, Unique: o.Unique, Sparse: o.Sparse, ExpireAfterSeconds: o.ExpireAfterSeconds,
+		PartialFilterExpression: docs[0], Collation: docs[1], Hidden: o.Hidden, WildcardProjection: docs[2], Weights: docs[3],
+		DefaultLanguage: o.DefaultLanguage, LanguageOverride: o.LanguageOverride, TextIndexVersion: o.TextIndexVersion,
+		SphereVersion: o.SphereVersion, Bits: o.Bits, Min: o.Min, Max: o.Max, StorageEngine: docs[4], Version: o.Version}
+	return spec.Encode(), name, nil
 }
 
 // CreateOne creates one index and returns its name (the given or the
@@ -331,19 +293,15 @@ func (iv IndexView) create(ctx context.Context, models []IndexModel, arg string,
 	if err != nil {
 		return nil, err
 	}
-	cmd := operation.NewCollectionCommand("createIndexes", coll.name, 64).Array("indexes", specs).
-		Value("commitQuorum", cq).Int64("maxTimeMS", mt).Value("comment", comment).Build()
-	op, err := coll.writeOp("createIndexes", cmd, nil)
+	ci := operation.CreateIndexes{Collection: coll.name, Indexes: specs, CommitQuorum: cq, MaxTimeMS: mt, Comment: comment}
+	op, err := coll.writeOp("createIndexes", ci.Command(), nil)
 	if err != nil {
 		return nil, err
 	}
 	if cq.Type != 0 {
-		// Servers 4.2.0-4.2.5 take commitQuorum without a word and misuse
-		// it: the specification has drivers refuse it before 4.4.
 		op.Check = func(l operation.ServerLimits) error {
-			if l.MaxWireVersion < 9 {
-				return &ArgumentError{Argument: "CreateIndexesOptions.CommitQuorum",
-					Reason: fmt.Sprintf("commitQuorum needs MongoDB 4.4 or later (wire version 9); the server's wire version is %d", l.MaxWireVersion)}
+			if err := operation.CheckCommitQuorum(l); err != nil {
+				return &ArgumentError{Argument: "CreateIndexesOptions.CommitQuorum", Reason: err.Error()}
 			}
 			return nil
 		}
@@ -358,46 +316,10 @@ func (iv IndexView) create(ctx context.Context, models []IndexModel, arg string,
 	return names, nil
 }
 
-// checkCreateIndexesReply checks the fields of a createIndexes reply that
-// say what was done: numIndexesBefore and numIndexesAfter are
-// non-negative integers, createdCollectionAutomatically a boolean, note a
-// string, and a mongos's per-shard raw a document. The driver returns the
-// names it sent, so it reads nothing else; the check keeps a garbled
-// reply from passing for a success.
+// checkCreateIndexesReply checks a createIndexes reply
+// (operation.CheckCreateIndexesReply); a garbled one is a *ReplyError.
 func checkCreateIndexesReply(body bson.Raw) error {
-	it := body.Iter()
-	for it.Next() {
-		v := it.Value()
-		var want string
-		switch key := it.Key(); key {
-		case "numIndexesBefore", "numIndexesAfter":
-			if n, ok := v.AsInt64OK(); !ok || n < 0 {
-				return &ReplyError{Field: key, Reason: fmt.Sprintf("not a non-negative integer (a %s)", v.Type)}
-			}
-		case "createdCollectionAutomatically":
-			want = "a boolean"
-			if v.Type == bson.TypeBoolean {
-				continue
-			}
-		case "note":
-			want = "a string"
-			if v.Type == bson.TypeString {
-				continue
-			}
-		case "raw":
-			want = "a document"
-			if v.Type == bson.TypeEmbeddedDocument {
-				continue
-			}
-		}
-		if want != "" {
-			return &ReplyError{Field: it.Key(), Reason: fmt.Sprintf("a %s, not %s", v.Type, want)}
-		}
-	}
-	if err := it.Err(); err != nil {
-		return &ReplyError{Field: "reply", Reason: err.Error()}
-	}
-	return nil
+	return publicError(operation.CheckCreateIndexesReply(body))
 }
 
 // DropOne drops the index called name. "*" (every index) is refused: use
@@ -440,9 +362,8 @@ func (iv IndexView) drop(ctx context.Context, index bson.RawValue, opts []*DropI
 	if err != nil {
 		return err
 	}
-	cmd := operation.NewCollectionCommand("dropIndexes", coll.name, 32).Value("index", index).
-		Int64("maxTimeMS", mt).Value("comment", comment).Build()
-	op, err := coll.writeOp("dropIndexes", cmd, nil)
+	d := operation.DropIndexes{Collection: coll.name, Index: index, MaxTimeMS: mt, Comment: comment}
+	op, err := coll.writeOp("dropIndexes", d.Command(), nil)
 	if err != nil {
 		return err
 	}
@@ -466,19 +387,13 @@ func (iv IndexView) List(ctx context.Context, opts ...*ListIndexesOptions) (*Cur
 	if err != nil {
 		return nil, err
 	}
-	cmd := operation.NewCollectionCommand("listIndexes", coll.name, 32)
-	co := operation.CursorOptions{Comment: comment}
-	if o.BatchSize != nil {
-		cmd.Doc("cursor", batchSizeDoc(*o.BatchSize))
-		co.BatchSize = *o.BatchSize
-	}
-	cmd.Value("comment", comment)
-	op := &operation.Op{Name: "listIndexes", DB: coll.db.name, Collection: coll.name, Command: cmd.Build(), Selector: primaryRead, Cursor: true}
+	l := operation.ListIndexes{Collection: coll.name, BatchSize: o.BatchSize, Comment: comment}
+	op := &operation.Op{Name: "listIndexes", DB: coll.db.name, Collection: coll.name, Command: l.Command(), Selector: primaryRead, Cursor: true}
 	res, err := coll.run(ctx, op)
 	if err != nil {
 		return nil, err
 	}
-	return coll.cursor(res, co)
+	return coll.cursor(res, l.CursorOptions())
 }
 
 // ListSpecifications returns the collection's indexes, decoded.

@@ -3,11 +3,10 @@ package driver
 import (
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/internal/operation"
 )
 
 // ErrNoDocuments is what SingleResult reports when the operation matched
@@ -168,239 +167,50 @@ type BulkWriteResult struct {
 }
 
 // writeReply is the part of an insert, update or delete reply the
-// results are made from.
+// results are made from (operation.WriteReply), with the write errors and
+// the write concern error as the driver reports them.
 type writeReply struct {
+	r           operation.WriteReply
 	n           int64
-	haveN       bool
 	nModified   int64
-	upserted    []upserted
+	upserted    []operation.Upserted
 	writeErrors []WriteError
 	wce         *WriteConcernError
 	labels      []string
 }
 
-type upserted struct {
-	index int
-	id    bson.RawValue
-}
-
-// parseWriteReply reads a write command's reply; offset is added to the
-// statement indexes (the batch's start among the caller's statements).
-// What the results are made from must have its type: n and nModified are
-// non-negative integers, each upserted entry has an index and an _id,
-// each write error an index and a code, a write concern error a code,
-// and errorLabels are strings. Anything else is a *ReplyError naming the
-// field.
+// parseWriteReply reads a write command's reply
+// (operation.ReadWriteReply); offset is added to the statement indexes. A
+// malformed reply is a *ReplyError naming the field.
 func parseWriteReply(body bson.Raw, offset int) (writeReply, error) {
-	var r writeReply
-	it := body.Iter()
-	for it.Next() {
-		v := it.Value()
-		switch key := it.Key(); key {
-		case "n", "nModified":
-			n, ok := v.AsInt64OK()
-			if !ok {
-				return r, &ReplyError{Field: key, Reason: fmt.Sprintf("a %s, not an integer", v.Type)}
-			}
-			if n < 0 {
-				return r, &ReplyError{Field: key, Reason: fmt.Sprintf("%d is negative", n)}
-			}
-			if key == "n" {
-				r.n, r.haveN = n, true
-			} else {
-				r.nModified = n
-			}
-		case "upserted":
-			err := eachEntry(v, "upserted", func(path string, d bson.Raw) error {
-				idx, err := statementIndex(d, path, offset)
-				if err != nil {
-					return err
-				}
-				id, err := d.LookupErr("_id")
-				if err != nil {
-					return &ReplyError{Field: path + "._id", Reason: "missing"}
-				}
-				r.upserted = append(r.upserted, upserted{index: idx, id: id})
-				return nil
-			})
-			if err != nil {
-				return r, err
-			}
-		case "writeErrors":
-			err := eachEntry(v, "writeErrors", func(path string, d bson.Raw) error {
-				idx, err := statementIndex(d, path, offset)
-				if err != nil {
-					return err
-				}
-				we := WriteError{Index: idx}
-				if we.Code, we.CodeName, we.Message, we.Details, err = errorFields(d, path); err != nil {
-					return err
-				}
-				r.writeErrors = append(r.writeErrors, we)
-				return nil
-			})
-			if err != nil {
-				return r, err
-			}
-		case "writeConcernError":
-			d, ok := v.DocumentOK()
-			if !ok {
-				return r, &ReplyError{Field: key, Reason: fmt.Sprintf("a %s, not a document", v.Type)}
-			}
-			w := &WriteConcernError{}
-			var err error
-			if w.Code, w.CodeName, w.Message, w.Details, err = errorFields(d, key); err != nil {
-				return r, err
-			}
-			r.wce = w
-		case "errorLabels":
-			if err := eachEntry(v, key, nil); err != nil {
-				return r, err
-			}
-			ai := v.Array().Iter()
-			for ai.Next() {
-				r.labels = append(r.labels, ai.Value().StringValue())
-			}
-		}
-	}
-	if err := it.Err(); err != nil {
-		return r, &ReplyError{Field: "reply", Reason: err.Error()}
-	}
-	if r.wce != nil {
-		r.wce.Labels = r.labels
-	}
-	return r, nil
-}
-
-// eachEntry walks the array v of a write reply (path is its field):
-// with fn nil its elements must be strings (errorLabels), otherwise
-// documents, which fn gets with their path.
-func eachEntry(v bson.RawValue, path string, fn func(path string, d bson.Raw) error) error {
-	arr, ok := v.ArrayOK()
-	if !ok {
-		return &ReplyError{Field: path, Reason: fmt.Sprintf("a %s, not an array", v.Type)}
-	}
-	ai := arr.Iter()
-	for i := 0; ai.Next(); i++ {
-		p := path + "." + strconv.Itoa(i)
-		ev := ai.Value()
-		if fn == nil {
-			if ev.Type != bson.TypeString {
-				return &ReplyError{Field: p, Reason: fmt.Sprintf("a %s, not a string", ev.Type)}
-			}
-			continue
-		}
-		d, ok := ev.DocumentOK()
-		if !ok {
-			return &ReplyError{Field: p, Reason: fmt.Sprintf("a %s, not a document", ev.Type)}
-		}
-		if err := fn(p, d); err != nil {
-			return err
-		}
-	}
-	if err := ai.Err(); err != nil {
-		return &ReplyError{Field: path, Reason: err.Error()}
-	}
-	return nil
-}
-
-// statementIndex reads the index of an upserted entry or a write error:
-// a statement's position in the batch, plus offset.
-func statementIndex(d bson.Raw, path string, offset int) (int, error) {
-	v, err := d.LookupErr("index")
+	r, err := operation.ReadWriteReply(body, offset)
 	if err != nil {
-		return 0, &ReplyError{Field: path + ".index", Reason: "missing"}
+		return writeReply{}, publicError(err)
 	}
-	i, ok := v.AsInt64OK()
-	if !ok {
-		return 0, &ReplyError{Field: path + ".index", Reason: fmt.Sprintf("a %s, not an integer", v.Type)}
-	}
-	if i < 0 || i > math.MaxInt32 {
-		return 0, &ReplyError{Field: path + ".index", Reason: fmt.Sprintf("%d is not a statement index", i)}
-	}
-	return int(i) + offset, nil
+	return newWriteReply(r), nil
 }
 
-// errorFields reads the code (required, an int32), codeName and errmsg
-// (strings) and errInfo (a document) of a write error or a write concern
-// error.
-func errorFields(d bson.Raw, path string) (code int32, codeName, msg string, info bson.Raw, err error) {
-	haveCode := false
-	it := d.Iter()
-	for it.Next() {
-		v := it.Value()
-		var ok bool
-		switch key := it.Key(); key {
-		case "code":
-			c, ok := v.AsInt64OK()
-			if !ok || c < math.MinInt32 || c > math.MaxInt32 {
-				return 0, "", "", nil, &ReplyError{Field: path + ".code", Reason: fmt.Sprintf("not a 32-bit integer (a %s)", v.Type)}
-			}
-			code, haveCode = int32(c), true
-		case "codeName", "errmsg":
-			var str string
-			if str, ok = v.StringValueOK(); !ok {
-				return 0, "", "", nil, &ReplyError{Field: path + "." + key, Reason: fmt.Sprintf("a %s, not a string", v.Type)}
-			}
-			if key == "codeName" {
-				codeName = str
-			} else {
-				msg = str
-			}
-		case "errInfo":
-			doc, ok := v.DocumentOK()
-			if !ok {
-				return 0, "", "", nil, &ReplyError{Field: path + ".errInfo", Reason: fmt.Sprintf("a %s, not a document", v.Type)}
-			}
-			info = append(bson.Raw(nil), doc...)
+// newWriteReply makes the driver's view of r.
+func newWriteReply(r operation.WriteReply) writeReply {
+	wr := writeReply{r: r, n: r.N, nModified: r.NModified, upserted: r.Upserted, labels: r.Labels}
+	if len(r.WriteErrors) > 0 {
+		wr.writeErrors = make([]WriteError, len(r.WriteErrors))
+		for i, we := range r.WriteErrors {
+			wr.writeErrors[i] = WriteError{Index: we.Index, Code: we.Code, CodeName: we.CodeName, Message: we.Message, Details: we.Details}
 		}
 	}
-	if err := it.Err(); err != nil {
-		return 0, "", "", nil, &ReplyError{Field: path, Reason: err.Error()}
+	if r.HaveWriteConcernError {
+		e := &r.WriteConcernError
+		wr.wce = &WriteConcernError{Code: e.Code, CodeName: e.CodeName, Message: e.Message, Details: e.Details, Labels: r.Labels}
 	}
-	if !haveCode {
-		return 0, "", "", nil, &ReplyError{Field: path + ".code", Reason: "missing"}
-	}
-	return code, codeName, msg, info, nil
+	return wr
 }
 
-// checkWriteReply checks a write reply against its batch: sent statements
-// starting at offset. The statement indexes must fall in the batch, once
-// each; n is required; an insert cannot insert and refuse more documents
-// than it sent; and an update
-// cannot upsert more documents than it counts, or modify more than it matched.
+// checkWriteReply checks a write reply against its batch
+// (operation.WriteReply.Check): sent statements of the command name,
+// starting at offset.
 func checkWriteReply(wr *writeReply, name string, offset, sent int) error {
-	if !wr.haveN && len(wr.writeErrors) == 0 {
-		// A reply with write errors and no n is taken as n: 0, as some
-		// servers (FerretDB v1) answer a refused statement: the write
-		// errors still reach the caller. Without write errors, the count
-		// is the only result and its absence is an error.
-		return &ReplyError{Field: "n", Reason: "missing"}
-	}
-	seen := make(map[int]bool, len(wr.writeErrors))
-	for i, we := range wr.writeErrors {
-		if we.Index < offset || we.Index >= offset+sent {
-			return &ReplyError{Field: fmt.Sprintf("writeErrors.%d.index", i), Reason: fmt.Sprintf("%d is outside the batch of %d statements", we.Index-offset, sent)}
-		}
-		if seen[we.Index] {
-			return &ReplyError{Field: fmt.Sprintf("writeErrors.%d.index", i), Reason: fmt.Sprintf("statement %d has a write error already", we.Index-offset)}
-		}
-		seen[we.Index] = true
-	}
-	for i, u := range wr.upserted {
-		if u.index < offset || u.index >= offset+sent {
-			return &ReplyError{Field: fmt.Sprintf("upserted.%d.index", i), Reason: fmt.Sprintf("%d is outside the batch of %d statements", u.index-offset, sent)}
-		}
-	}
-	switch {
-	case name == "insert" && wr.n+int64(len(wr.writeErrors)) > int64(sent):
-		return &ReplyError{Field: "n", Reason: fmt.Sprintf("%d documents inserted and %d refused from a batch of %d", wr.n, len(wr.writeErrors), sent)}
-	case int64(len(wr.upserted)) > wr.n:
-		return &ReplyError{Field: "n", Reason: fmt.Sprintf("%d is less than the %d upserted documents", wr.n, len(wr.upserted))}
-	case wr.nModified > wr.n-int64(len(wr.upserted)):
-		return &ReplyError{Field: "nModified", Reason: fmt.Sprintf("%d is more than the %d documents matched", wr.nModified, wr.n-int64(len(wr.upserted)))}
-	}
-	return nil
+	return publicError(wr.r.Check(name, offset, sent))
 }
 
 // rawValueToAny decodes a single value into its natural Go type.

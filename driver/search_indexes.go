@@ -91,18 +91,13 @@ func (v SearchIndexView) create(ctx context.Context, models []SearchIndexModel, 
 		if def.Type == 0 {
 			return nil, &ArgumentError{Argument: a + ".Definition", Reason: "the index definition is nil"}
 		}
-		c := operation.NewCommand("definition", def, 32)
+		spec := operation.SearchIndexSpec{Definition: def}
 		if o := m.Options; o != nil {
-			if o.Name != nil {
-				c.Value("name", operation.StringValue(*o.Name))
-			}
-			if o.Type != nil {
-				c.Value("type", operation.StringValue(*o.Type))
-			}
+			spec.Name, spec.Type = o.Name, o.Type
 		}
-		specs[i] = c.Build()
+		specs[i] = spec.Encode()
 	}
-	cmd := operation.NewCollectionCommand("createSearchIndexes", coll.name, 32).Array("indexes", specs).Build()
+	cmd := operation.CreateSearchIndexesCommand(coll.name, specs)
 	res, err := coll.run(ctx, v.searchOp("createSearchIndexes", cmd))
 	if err != nil {
 		return nil, err
@@ -114,19 +109,11 @@ func (v SearchIndexView) create(ctx context.Context, models []SearchIndexModel, 
 	return names, nil
 }
 
-// createdSearchIndexes reads the names of a createSearchIndexes reply,
-// {indexesCreated: [{id, name}, ...]}.
+// createdSearchIndexes reads the names of a createSearchIndexes reply
+// (operation.ReadCreatedSearchIndexes); a malformed one is a *ReplyError.
 func createdSearchIndexes(body bson.Raw) ([]string, error) {
-	names := []string{}
-	err := eachOf(body, "indexesCreated", func(path string, d bson.Raw) error {
-		n, ok := d.Lookup("name").StringValueOK()
-		if !ok {
-			return &ReplyError{Field: path + ".name", Reason: "missing or not a string"}
-		}
-		names = append(names, n)
-		return nil
-	})
-	return names, err
+	names, err := operation.ReadCreatedSearchIndexes(body)
+	return names, publicError(err)
 }
 
 // UpdateOne replaces the definition of the search index called name.
@@ -142,8 +129,7 @@ func (v SearchIndexView) UpdateOne(ctx context.Context, name string, definition 
 	if err != nil {
 		return err
 	}
-	cmd := operation.NewCollectionCommand("updateSearchIndex", coll.name, len(def)+len(name)+16).
-		Value("name", operation.StringValue(name)).Doc("definition", def).Build()
+	cmd := operation.UpdateSearchIndexCommand(coll.name, name, def)
 	_, err = coll.run(ctx, v.searchOp("updateSearchIndex", cmd))
 	return err
 }
@@ -158,8 +144,7 @@ func (v SearchIndexView) DropOne(ctx context.Context, name string) error {
 	if name == "" {
 		return &ArgumentError{Argument: "name", Reason: "the index name is empty"}
 	}
-	cmd := operation.NewCollectionCommand("dropSearchIndex", coll.name, len(name)+16).
-		Value("name", operation.StringValue(name)).Build()
+	cmd := operation.DropSearchIndexCommand(coll.name, name)
 	if _, err := coll.run(ctx, v.searchOp("dropSearchIndex", cmd)); err != nil && !isNamespaceNotFound(err) {
 		return err
 	}
@@ -176,23 +161,21 @@ func (v SearchIndexView) List(ctx context.Context, searchOpts *ListSearchIndexes
 	if err := coll.ready(); err != nil {
 		return nil, err
 	}
-	st, stage := bson.AppendDocumentStart(nil)
-	ss, stage := bson.AppendDocumentElementStart(stage, "$listSearchIndexes")
-	if searchOpts != nil && searchOpts.Name != nil {
-		stage = bson.AppendStringElement(stage, "name", *searchOpts.Name)
+	var name *string
+	if searchOpts != nil {
+		name = searchOpts.Name
 	}
-	stage, _ = bson.AppendDocumentEnd(stage, ss)
-	stage, _ = bson.AppendDocumentEnd(stage, st)
+	stage := operation.ListSearchIndexesStage(name)
 	o := mergeAggregate(opts)
-	cmd, shape, err := aggregateCommand(operation.StringValue(coll.name), []bson.Raw{stage}, &o)
+	a, err := aggregateCommand(operation.StringValue(coll.name), []bson.Raw{stage}, &o)
 	if err != nil {
 		return nil, err
 	}
-	op := &operation.Op{Name: "aggregate", DB: coll.db.name, Collection: coll.name, Command: cmd,
+	op := &operation.Op{Name: "aggregate", DB: coll.db.name, Collection: coll.name, Command: a.Command(),
 		Selector: selection.Read(coll.c.readPref), Cursor: true}
 	res, err := coll.run(ctx, op)
 	if err != nil {
 		return nil, err
 	}
-	return coll.cursor(res, aggregateCursorOptions(&o, shape))
+	return coll.cursor(res, a.CursorOptions(o.MaxAwaitTime))
 }

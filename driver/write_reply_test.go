@@ -115,10 +115,10 @@ func FuzzWriteReply(f *testing.F) {
 				}
 			}
 			for _, u := range w.upserted {
-				if u.index < offset || u.index >= offset+sent || u.id.Type == 0 {
+				if u.Index < offset || u.Index >= offset+sent || u.ID.Type == 0 {
 					t.Fatalf("upserted %+v", u)
 				}
-				_ = rawValueToAny(u.id)
+				_ = rawValueToAny(u.ID)
 			}
 			if e := w.exception(); e != nil {
 				_ = e.Error()

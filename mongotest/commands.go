@@ -74,6 +74,9 @@ const (
 	cmdMongodOnly
 	// cmdMongosOnly exists on mongos only (isdbgrid, listShards).
 	cmdMongosOnly
+	// cmdUnchecked marks a handler set with Server.HandleUnchecked: its
+	// replies go out as they are, valid BSON or not.
+	cmdUnchecked
 )
 
 // availableOn tells whether a command with these flags exists on a server
@@ -255,7 +258,7 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 		// onPrimaryTransactionalWrite fail point).
 		return nil, nil, nil, ec
 	}
-	if err == nil && cmd.flags&cmdUser != 0 && res != nil {
+	if err == nil && cmd.flags&cmdUser != 0 && cmd.flags&cmdUnchecked == 0 && res != nil {
 		if verr := res.Validate(); verr != nil {
 			return nil, newError(mongoerr.InternalError, "the handler set with Handle(%q) returned invalid BSON: %v", r.Name, verr), nil, nil
 		}

@@ -398,6 +398,22 @@ func (s *Server) Handle(name string, h HandlerFunc) {
 	s.handlers[name] = command{h: h, flags: commands[name].flags | cmdUser}
 }
 
+// HandleUnchecked is Handle for a handler whose replies are sent without
+// being validated, so that a test can see how a client copes with
+// malformed BSON inside a reply. The reply's top-level elements must
+// still be well framed: the server copies them into its own reply.
+func (s *Server) HandleUnchecked(name string, h HandlerFunc) {
+	s.Handle(name, h)
+	if h == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.handlers[name]
+	c.flags |= cmdUnchecked
+	s.handlers[name] = c
+}
+
 func (s *Server) lookup(name string) (command, bool) {
 	s.mu.Lock()
 	c, ok := s.handlers[name]

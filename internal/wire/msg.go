@@ -99,7 +99,17 @@ func FinishSequence(dst []byte, start int) []byte {
 // that every section and document fits its declared size exactly, that
 // sequence identifiers are unique, and that every document is valid BSON.
 // The returned documents alias msg.
-func ParseMsg(msg []byte) (Msg, error) {
+func ParseMsg(msg []byte) (Msg, error) { return parseMsg(msg, true) }
+
+// ParseMsgFraming is ParseMsg that checks only the body document's framing
+// (its length within the message and its terminating NUL), not its
+// elements. A caller uses it for a reply whose reader checks as it reads
+// (every reader of package bson does, and returns a typed error), to skip
+// scanning a large cursor batch twice. Sequence documents are checked in
+// full.
+func ParseMsgFraming(msg []byte) (Msg, error) { return parseMsg(msg, false) }
+
+func parseMsg(msg []byte, validateBody bool) (Msg, error) {
 	const op = "OP_MSG"
 	var m Msg
 	h, err := parseHeaderFor(op, msg, OpMsg)
@@ -140,7 +150,13 @@ func ParseMsg(msg []byte) (Msg, error) {
 			if haveBody {
 				return m, errorf(op, secStart, nil, "second kind-0 section")
 			}
-			doc, err := docAt(op, msg[:end], pos, end, docName{what: "body document", index: -1})
+			var doc bson.Raw
+			var err error
+			if validateBody {
+				doc, err = docAt(op, msg[:end], pos, end, docName{what: "body document", index: -1})
+			} else {
+				doc, err = framedDocAt(op, msg[:end], pos, end, docName{what: "body document", index: -1})
+			}
 			if err != nil {
 				return m, err
 			}
@@ -229,6 +245,26 @@ func (n docName) String() string {
 		s += " " + itoa(n.index)
 	}
 	return s
+}
+
+// framedDocAt returns the document at pos, which must end by end, checking
+// only its length and its terminating NUL.
+func framedDocAt(op string, msg []byte, pos, end int, name docName) (bson.Raw, error) {
+	if end-pos < 4 {
+		return nil, errorf(op, pos, ErrTruncated, name.String()+" length needs 4 bytes, have "+itoa(end-pos))
+	}
+	n := int(int32(binary.LittleEndian.Uint32(msg[pos:])))
+	if n < 5 {
+		return nil, errorf(op, pos, nil, name.String()+" length "+itoa(n)+" is below the minimum of 5")
+	}
+	if n > end-pos {
+		return nil, errorf(op, pos, ErrTruncated,
+			name.String()+" length "+itoa(n)+" exceeds the "+itoa(end-pos)+" bytes left")
+	}
+	if msg[pos+n-1] != 0 {
+		return nil, errorf(op, pos+n-1, nil, name.String()+" does not end with a NUL byte")
+	}
+	return bson.Raw(msg[pos : pos+n : pos+n]), nil
 }
 
 // docAt returns the validated document at pos, which must end by end.

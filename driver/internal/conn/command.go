@@ -29,6 +29,12 @@ type Request struct {
 	// MoreToCome asks the server not to reply: an unacknowledged write.
 	// Send returns once the message is written.
 	MoreToCome bool
+	// LazyBody checks only the reply body's framing on arrival, not its
+	// elements: for cursor replies, whose batches the cursor and the
+	// decoders read with checks of their own (every reader of package
+	// bson returns a typed error on malformed input). It saves scanning a
+	// 16 MB batch twice.
+	LazyBody bool
 	// ExhaustAllowed lets the server answer with a stream of replies
 	// (moreToCome set on each but the last), read with Receive.
 	ExhaustAllowed bool
@@ -466,7 +472,11 @@ func (c *Conn) decode(buf *wire.Buffer, responseTo int32) (*Reply, error) {
 	}
 	switch h.OpCode {
 	case wire.OpMsg:
-		m, err := wire.ParseMsg(msg)
+		parse := wire.ParseMsg
+		if c.lazyBody {
+			parse = wire.ParseMsgFraming
+		}
+		m, err := parse(msg)
 		if err != nil {
 			r.Release()
 			return nil, err
@@ -506,7 +516,9 @@ func (c *Conn) Command(ctx context.Context, req *Request) (*Reply, error) {
 	if err != nil || req.MoreToCome {
 		return nil, err
 	}
+	c.lazyBody = req.LazyBody
 	r, err := c.receive(ctx, c.cfg.SocketTimeout, id)
+	c.lazyBody = false
 	if err != nil {
 		return nil, err
 	}

@@ -98,6 +98,9 @@ type Conn struct {
 	maxSize int
 	reqID   func() int32
 
+	// lazyBody makes the next reply's decode check only the body's
+	// framing (Request.LazyBody).
+	lazyBody bool
 	// streaming is set while the server is sending moreToCome replies
 	// that answer an earlier exhaust request.
 	streaming bool

@@ -88,7 +88,9 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 		d.CommandSucceeded(ctx, &event.CommandSucceeded{CommandFields: f, Duration: time.Since(start), Reply: okDoc})
 		return nil, nil
 	}
+	c.lazyBody = req.LazyBody
 	r, err := c.receive(ctx, c.cfg.SocketTimeout, id)
+	c.lazyBody = false
 	if err != nil {
 		failed(err, nil)
 		return nil, err

@@ -47,11 +47,20 @@ func (m *SharedMetadata) Load() bson.Raw {
 }
 
 // AppendDriverInfo appends d to the metadata new connections send. A d
-// equal to one already given changes nothing; a field holding '|' (the
-// delimiter) is refused, as is metadata that cannot be built.
+// equal to one already given, at creation or appended since (fields
+// compared exactly, "" being unset), changes nothing: the document is not
+// even rebuilt, so it stays byte for byte what it was (a rebuild would
+// read the environment again) and a library appending on every use does
+// not grow the list. A field holding '|' (the delimiter) is refused, as
+// is metadata that cannot be built.
 func (m *SharedMetadata) AppendDriverInfo(d handshake.DriverInfo) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for _, prev := range m.opts.DriverInfo {
+		if prev == d {
+			return nil
+		}
+	}
 	opts := m.opts
 	opts.DriverInfo = append(append([]handshake.DriverInfo(nil), m.opts.DriverInfo...), d)
 	md, err := handshake.Metadata(opts)

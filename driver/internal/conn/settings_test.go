@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/driver/connstring"
+	"github.com/mongoscope/mongoscope/driver/internal/handshake"
 	"github.com/mongoscope/mongoscope/driver/internal/tlsconfig"
 )
 
@@ -93,3 +95,58 @@ func TestSettingsTLSEndToEnd(t *testing.T) {
 }
 
 func le(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+
+// A DriverInfo equal to one already given, at creation or appended, leaves
+// the shared metadata as it was: not rebuilt (the environment, read again
+// by a rebuild, may have changed since) and the list not grown; a
+// different one is appended.
+func TestSharedMetadataDuplicate(t *testing.T) {
+	library := handshake.DriverInfo{Name: "library", Version: "1.2", Platform: "Library Platform"}
+	framework := handshake.DriverInfo{Name: "framework", Version: "2.0"}
+	for _, tc := range []struct {
+		name    string
+		initial []handshake.DriverInfo
+		appends []handshake.DriverInfo
+		dup     handshake.DriverInfo
+	}{
+		{"equal to the initial one", []handshake.DriverInfo{library}, nil, library},
+		{"equal to the initial one, another between", []handshake.DriverInfo{library}, []handshake.DriverInfo{framework}, library},
+		{"equal to an appended one", nil, []handshake.DriverInfo{library}, library},
+		{"equal to an appended one, another after", nil, []handshake.DriverInfo{library, framework}, library},
+		{"empty version equal to unset", []handshake.DriverInfo{{Name: "library"}}, nil, handshake.DriverInfo{Name: "library", Version: ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{}
+			opts := handshake.Options{DriverInfo: tc.initial, Getenv: func(k string) string { return env[k] },
+				FileExists: func(string) bool { return false }}
+			md, err := handshake.Metadata(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &SharedMetadata{opts: opts}
+			m.doc.Store(&md)
+			for _, d := range tc.appends {
+				if err := m.AppendDriverInfo(d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, n := m.Load(), len(m.opts.DriverInfo)
+			env["VERCEL"] = "1" // a rebuild would now add env.name
+			if err := m.AppendDriverInfo(tc.dup); err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Load(); !bytes.Equal(got, before) {
+				t.Errorf("a duplicate changed the metadata:\n got %s\nwant %s", got, before)
+			}
+			if len(m.opts.DriverInfo) != n {
+				t.Errorf("a duplicate grew the list to %d", len(m.opts.DriverInfo))
+			}
+			if err := m.AppendDriverInfo(handshake.DriverInfo{Name: "other"}); err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Load(); !strings.Contains(got.Lookup("driver", "name").StringValue(), "|other") {
+				t.Errorf("a new DriverInfo was not appended: %s", got)
+			}
+		})
+	}
+}
