@@ -226,7 +226,7 @@ func TestApplyErrors(t *testing.T) {
 		{`{"$addToSet": {"a": 1}}`, `{"a": {}}`, nil, mongoerr.BadValue, "must be an array"},
 		{`{"$pull": {"a": 1}}`, `{"a": 1}`, nil, mongoerr.BadValue, "non-array"},
 		{`{"$pop": {"a": 1}}`, `{"a": 1}`, nil, mongoerr.TypeMismatch, "non-array type"},
-		{`{"$set": {"a.$": 1}}`, `{"a": [1]}`, nil, mongoerr.BadValue, "positional operator did not find the match"},
+		{`{"$set": {"a.$": 1}}`, `{"a": [1]}`, nil, mongoerr.NotImplemented, "does not support the positional $ update operator"},
 		{`{"$set": {"a.$[]": 1}}`, `{"a": 1}`, nil, mongoerr.BadValue, "non-array element"},
 		{`{"$set": {"a.$[]": 1}}`, `{}`, nil, mongoerr.BadValue, "must exist"},
 		{`{"$set": {"a.$[x].b": 1}}`, `{"a": [1]}`, []string{`{"x": 1}`}, mongoerr.PathNotViable, "Cannot create field 'b'"},
