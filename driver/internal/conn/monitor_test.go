@@ -133,20 +133,26 @@ func TestMonitoredCommandUnmonitored(t *testing.T) {
 	defer c.Close()
 	cmd := ping(t)
 	var d *event.Dispatcher
-	allocs := testing.AllocsPerRun(50, func() {
-		r, err := c.MonitoredCommand(context.Background(), &Request{DB: "admin", Command: cmd}, d, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Release()
-	})
-	plain := testing.AllocsPerRun(50, func() {
-		r, err := c.Command(context.Background(), &Request{DB: "admin", Command: cmd})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Release()
-	})
+	// AllocsPerRun counts the whole process, the in-process server
+	// included, whose allocations per command can vary by one (a map
+	// growing, a timer): the least of a few runs of each is compared.
+	allocs, plain := 1e9, 1e9
+	for i := 0; i < 3; i++ {
+		allocs = min(allocs, testing.AllocsPerRun(50, func() {
+			r, err := c.MonitoredCommand(context.Background(), &Request{DB: "admin", Command: cmd}, d, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Release()
+		}))
+		plain = min(plain, testing.AllocsPerRun(50, func() {
+			r, err := c.Command(context.Background(), &Request{DB: "admin", Command: cmd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Release()
+		}))
+	}
 	if allocs > plain {
 		t.Errorf("unmonitored MonitoredCommand: %.0f allocs, Command %.0f", allocs, plain)
 	}
