@@ -279,6 +279,23 @@ func reqString(args bson.Raw, key string) (string, error) {
 	return s, nil
 }
 
+// stringArgs checks that args holds only keys, each a string, and returns
+// their values in order.
+func stringArgs(args bson.Raw, keys ...string) ([]string, error) {
+	if err := argKeys(args, keys...); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		s, err := reqString(args, k)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
 func reqDoc(args bson.Raw, key string) (bson.Raw, error) {
 	d, ok := args.Lookup(key).DocumentOK()
 	if !ok {

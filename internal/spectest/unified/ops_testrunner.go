@@ -249,13 +249,11 @@ func opRunOnThread(ctx context.Context, tr *testRun, args bson.Raw) (err error) 
 }
 
 func opWaitForThread(_ context.Context, tr *testRun, args bson.Raw) error {
-	if err := argKeys(args, "thread"); err != nil {
-		return err
-	}
-	id, err := reqString(args, "thread")
+	v, err := stringArgs(args, "thread")
 	if err != nil {
 		return err
 	}
+	id := v[0]
 	th, err := lookupAs[*threadEntity](tr, id, "thread")
 	if err != nil {
 		return err
@@ -337,17 +335,11 @@ func opAssertEventCount(_ context.Context, tr *testRun, args bson.Raw) error {
 }
 
 func opRecordTopologyDescription(_ context.Context, tr *testRun, args bson.Raw) error {
-	if err := argKeys(args, "client", "id"); err != nil {
-		return err
-	}
-	cid, err := reqString(args, "client")
+	v, err := stringArgs(args, "client", "id")
 	if err != nil {
 		return err
 	}
-	id, err := reqString(args, "id")
-	if err != nil {
-		return err
-	}
+	cid, id := v[0], v[1]
 	c, err := lookupAs[*clientEntity](tr, cid, "client")
 	if err != nil {
 		return err
@@ -356,17 +348,11 @@ func opRecordTopologyDescription(_ context.Context, tr *testRun, args bson.Raw) 
 }
 
 func opAssertTopologyType(_ context.Context, tr *testRun, args bson.Raw) error {
-	if err := argKeys(args, "topologyDescription", "topologyType"); err != nil {
-		return err
-	}
-	id, err := reqString(args, "topologyDescription")
+	v, err := stringArgs(args, "topologyDescription", "topologyType")
 	if err != nil {
 		return err
 	}
-	want, err := reqString(args, "topologyType")
-	if err != nil {
-		return err
-	}
+	id, want := v[0], v[1]
 	td, err := lookupAs[*topologyEntity](tr, id, "topologyDescription")
 	if err != nil {
 		return err
