@@ -125,6 +125,11 @@ func TestMonitoredCommand(t *testing.T) {
 // TestMonitoredCommandUnmonitored: with no command monitor it is Command and
 // allocates no event.
 func TestMonitoredCommandUnmonitored(t *testing.T) {
+	if raceEnabled {
+		// The race detector's instrumentation moves values to the heap
+		// differently on the two paths; the count is checked without it.
+		t.Skip("allocation counts are not comparable under the race detector")
+	}
 	s := mongotest.NewServer(t, mongotest.Options{})
 	c, err := Dial(context.Background(), Config{Address: s.Addr()})
 	if err != nil {

@@ -1,0 +1,6 @@
+//go:build race
+
+package conn
+
+// raceEnabled: the race detector changes escape analysis and allocation counts.
+const raceEnabled = true
