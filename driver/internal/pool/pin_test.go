@@ -57,7 +57,9 @@ func TestPinnedConnectionsInWaitQueueTimeout(t *testing.T) {
 	c.Pin(PinCursor)
 	p.Clear(&svc, false)
 	p.CheckIn(ctx, c) // stale: closed, and no longer counted as pinned
-	if s := p.Stats(); s.InUseByCursors != 0 || s.Total != 2 {
+	// (Total is not checked: the clear may close the service's idle
+	// connections in the background, at its own pace.)
+	if s := p.Stats(); s.InUseByCursors != 0 || s.InUse != 0 {
 		t.Errorf("after a stale CheckIn: %+v", s)
 	}
 }
