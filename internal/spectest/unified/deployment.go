@@ -1,9 +1,11 @@
 package unified
 
+import "errors"
+
 // Deployment is one running deployment a test runs against: what the
 // runner needs to connect its internal client and the client entities.
 // Implementations live outside this package (mongotestdeploy plays them
-// with mongotest), so that a sharded cluster or a real server plugs in
+// with mongotest, externaldeploy with a running server given by URI), so that a sharded cluster or a real server plugs in
 // without touching the runner.
 type Deployment interface {
 	// Topology is the topology the deployment plays: "single",
@@ -25,7 +27,8 @@ type Deployment interface {
 }
 
 // Provider starts deployments. Each test gets a fresh one, so no state
-// passes from one test to the next.
+// passes from one test to the next; a SharedServer instead has the runner
+// clean the one server before each test.
 type Provider interface {
 	// Topologies are the topologies Start can play, in the order the
 	// runner tries them when a test accepts several.
@@ -43,3 +46,19 @@ type Provider interface {
 type GapReporter interface {
 	Gap(err error) string
 }
+
+// SharedServer is implemented by a Provider whose deployments are one
+// long-lived server that outlives the tests (package externaldeploy: a
+// server given by URI). Start cannot give a test a fresh server, so the
+// runner runs such a suite's tests one at a time and, before each, drops
+// every database the test file names (its database entities, initialData
+// and outcome), never admin, config or local.
+type SharedServer interface {
+	SharesServer()
+}
+
+// ErrCannotPlay is wrapped by a Provider's Start error when it cannot
+// play the topology or authentication setting asked for at all (an
+// external server is what it is). The runner reads it as a requirement
+// that cannot be met, not as a failure.
+var ErrCannotPlay = errors.New("the provider cannot play this deployment")

@@ -15,7 +15,9 @@
 //
 // The runner (Runner) loads a file (schemaVersion up to SchemaVersion,
 // major version 1), and runs each test on a fresh Deployment from its
-// Provider (package mongotestdeploy plays them with mongotest): it checks
+// Provider (package mongotestdeploy plays them with mongotest; package
+// externaldeploy hands out one running server, such as FerretDB, which the
+// runner cleans before each test and uses one test at a time): it checks
 // runOnRequirements against the server (buildInfo, the topology the
 // client discovers, connectionStatus, getParameter), sets up initialData,
 // creates the entities, runs the operations, then checks expectEvents,

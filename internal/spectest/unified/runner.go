@@ -28,6 +28,12 @@ type Runner struct {
 	// reason "known failure: ..." (logging the error), and fails it if it
 	// passes, so that the list shrinks as the driver grows.
 	KnownFailure func(tc *Test) string
+	// ServerDifference, when set, may name a way the server under test
+	// differs from MongoDB that makes tc fail, with its symptom: a
+	// substring of the error the failure shows. RunSuite counts a failure
+	// showing the symptom as skipped with the reason; a failure with any
+	// other error still fails, and so does a pass (the entry is stale).
+	ServerDifference func(tc *Test) (reason, symptom string)
 	// TestTimeout bounds one test, operations and clean-up included; zero
 	// means two minutes.
 	TestTimeout time.Duration
@@ -140,6 +146,10 @@ func (r *Runner) Run(tc *Test) (out Outcome) {
 			}
 			tried++
 			dep, err := r.Provider.Start(topo, auth)
+			if errors.Is(err, ErrCannotPlay) {
+				reasons = append(reasons, err.Error())
+				continue
+			}
 			if err != nil {
 				return Outcome{Err: err}
 			}
@@ -190,6 +200,11 @@ func (r *Runner) runOn(ctx context.Context, tc *Test, dep Deployment, topo strin
 		}
 		return Outcome{}, reason
 	}
+	if _, shared := r.Provider.(SharedServer); shared {
+		if err := tr.dropNamedDatabases(); err != nil {
+			return Outcome{Err: err}, ""
+		}
+	}
 	err := tr.run()
 	if reason := tr.gap(err); reason != "" {
 		err = &skipError{reason: reason}
@@ -213,8 +228,8 @@ type Suite struct {
 	Dir     []string // e.g. {"crud", "tests", "unified"}
 }
 
-// RunSuite runs every test of the suite's files as subtests, in parallel,
-// and logs the summary line "suite: N passed, M failed, K skipped (...)".
+// RunSuite runs every test of the suite's files as subtests, in parallel
+// unless the Provider is a SharedServer (then one at a time), and logs the summary line "suite: N passed, M failed, K skipped (...)".
 // A failed case fails t; a skipped one is skipped with its reason. It
 // skips t when the specifications are absent and fails it when they are
 // present but the suite has no files (spectest.Files).
@@ -229,6 +244,7 @@ func (r *Runner) RunSuite(t *testing.T, s Suite) *spectest.Tally {
 	var mu sync.Mutex
 	root, _ := spectest.Root()
 	suiteDir := filepath.Join(append([]string{root}, s.Dir...)...)
+	_, shared := r.Provider.(SharedServer)
 	t.Run("cases", func(t *testing.T) {
 		for _, path := range files {
 			f, err := LoadTests(path)
@@ -249,22 +265,16 @@ func (r *Runner) RunSuite(t *testing.T, s Suite) *spectest.Tally {
 			for _, tc := range f.Tests {
 				tc := tc
 				t.Run(tc.Name, func(t *testing.T) {
-					t.Parallel()
+					if !shared {
+						t.Parallel()
+					}
 					out := r.Run(tc)
 					for _, l := range out.Log {
 						t.Log(l)
 					}
-					known := ""
-					if r.KnownFailure != nil {
-						known = r.KnownFailure(tc)
-					}
-					if known != "" && out.Skip == "" {
-						if out.Err == nil {
-							out.Err = fmt.Errorf("listed as a known failure (%s), but it passes: take it off the list", known)
-						} else {
-							t.Logf("fails as known (%s): %v", known, out.Err)
-							out = Outcome{Skip: "known failure: " + known}
-						}
+					out, note := r.judge(tc, out)
+					if note != "" {
+						t.Log(note)
 					}
 					mu.Lock()
 					switch {
@@ -288,4 +298,34 @@ func (r *Runner) RunSuite(t *testing.T, s Suite) *spectest.Tally {
 	})
 	tally.Log(t)
 	return tally
+}
+
+// judge applies KnownFailure and ServerDifference to a test's outcome;
+// note, when set, records the failure that was counted as skipped.
+func (r *Runner) judge(tc *Test, out Outcome) (Outcome, string) {
+	if out.Skip != "" {
+		return out, ""
+	}
+	if r.ServerDifference != nil {
+		if reason, symptom := r.ServerDifference(tc); reason != "" {
+			switch {
+			case out.Err == nil:
+				return Outcome{Err: fmt.Errorf("listed as a server difference (%s), but it passes: take it off the list", reason)}, ""
+			case symptom == "" || !strings.Contains(out.Err.Error(), symptom):
+				return Outcome{Err: fmt.Errorf("listed as a server difference (%s) showing %q, but it fails otherwise: %w", reason, symptom, out.Err)}, ""
+			}
+			return Outcome{Skip: reason}, fmt.Sprintf("fails as the server difference says (%s): %v", reason, out.Err)
+		}
+	}
+	known := ""
+	if r.KnownFailure != nil {
+		known = r.KnownFailure(tc)
+	}
+	if known == "" {
+		return out, ""
+	}
+	if out.Err == nil {
+		return Outcome{Err: fmt.Errorf("listed as a known failure (%s), but it passes: take it off the list", known)}, ""
+	}
+	return Outcome{Skip: "known failure: " + known}, fmt.Sprintf("fails as known (%s): %v", known, out.Err)
 }

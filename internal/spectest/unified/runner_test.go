@@ -282,3 +282,49 @@ func TestActualError(t *testing.T) {
 		})
 	}
 }
+
+func TestNamedDatabases(t *testing.T) {
+	file := mustDoc(t, `{"createEntities": [{"client": {"id": "c"}}, {"database": {"id": "d0", "client": "c", "databaseName": "one"}},
+		{"database": {"id": "d1", "client": "c", "databaseName": "admin"}}],
+		"initialData": [{"databaseName": "two", "collectionName": "x", "documents": []}, {"databaseName": "one", "collectionName": "y", "documents": []}]}`)
+	test := mustDoc(t, `{"outcome": [{"databaseName": "three", "collectionName": "z", "documents": []}]}`)
+	got := strings.Join(namedDatabases(file, test), ",")
+	if got != "one,admin,two,three" {
+		t.Errorf("namedDatabases = %s, want one,admin,two,three", got)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	tc := &Test{Name: "f.json/t"}
+	failed := Outcome{Err: errors.New("expectResult.x: missing; want 1")}
+	tests := []struct {
+		name           string
+		diff, symptom  string
+		known          string
+		out            Outcome
+		wantSkip       string
+		wantErrContain string
+	}{
+		{name: "nothing listed", out: failed, wantErrContain: "missing"},
+		{name: "difference with its symptom", diff: "server lacks x", symptom: "expectResult.x: missing", out: failed, wantSkip: "server lacks x"},
+		{name: "difference, other failure", diff: "server lacks x", symptom: "expectResult.y", out: failed, wantErrContain: "fails otherwise"},
+		{name: "difference without a symptom", diff: "server lacks x", out: failed, wantErrContain: "fails otherwise"},
+		{name: "difference that passes", diff: "server lacks x", symptom: "x", out: Outcome{}, wantErrContain: "but it passes"},
+		{name: "difference on a skipped test", diff: "server lacks x", symptom: "x", out: Outcome{Skip: "why"}, wantSkip: "why"},
+		{name: "known failure", known: "bug 1", out: failed, wantSkip: "known failure: bug 1"},
+		{name: "known failure that passes", known: "bug 1", out: Outcome{}, wantErrContain: "but it passes"},
+	}
+	for _, tt := range tests {
+		r := &Runner{
+			ServerDifference: func(*Test) (string, string) { return tt.diff, tt.symptom },
+			KnownFailure:     func(*Test) string { return tt.known },
+		}
+		got, _ := r.judge(tc, tt.out)
+		if got.Skip != tt.wantSkip {
+			t.Errorf("%s: skip %q, want %q", tt.name, got.Skip, tt.wantSkip)
+		}
+		if tt.wantErrContain == "" && got.Err != nil || tt.wantErrContain != "" && (got.Err == nil || !strings.Contains(got.Err.Error(), tt.wantErrContain)) {
+			t.Errorf("%s: err %v, want one containing %q", tt.name, got.Err, tt.wantErrContain)
+		}
+	}
+}

@@ -471,3 +471,48 @@ func (tr *testRun) SessionLsid(id string) (bson.Raw, error) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// namedDatabases are the databases a test's file names: those of its
+// database entities and initialData, and of the test's outcome, in order
+// of first mention.
+func namedDatabases(file, test bson.Raw) []string {
+	var names []string
+	seen := map[string]bool{}
+	add := func(name string) {
+		if name != "" && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	each := func(v bson.RawValue, f func(d bson.Raw)) {
+		arr, _ := v.ArrayOK()
+		vals, _ := arr.Values()
+		for _, x := range vals {
+			if d, ok := x.DocumentOK(); ok {
+				f(d)
+			}
+		}
+	}
+	each(file.Lookup("createEntities"), func(d bson.Raw) {
+		add(d.Lookup("database", "databaseName").StringValue())
+	})
+	each(file.Lookup("initialData"), func(d bson.Raw) { add(d.Lookup("databaseName").StringValue()) })
+	each(test.Lookup("outcome"), func(d bson.Raw) { add(d.Lookup("databaseName").StringValue()) })
+	return names
+}
+
+// dropNamedDatabases drops the databases the test names, so that a test
+// on a long-lived server (SharedServer) starts clean. The server's own
+// databases are never dropped.
+func (tr *testRun) dropNamedDatabases() error {
+	for _, db := range namedDatabases(tr.tc.File.Doc, tr.tc.Doc) {
+		switch db {
+		case "admin", "config", "local":
+			continue
+		}
+		if _, err := tr.internal.RunCommand(tr.ctx, db, bson.D{{Key: "dropDatabase", Value: 1}}); err != nil {
+			return fmt.Errorf("dropping database %s before the test: %w", db, err)
+		}
+	}
+	return nil
+}
