@@ -46,7 +46,9 @@ type OperationFinished struct {
 }
 
 // CommandMonitor receives the command monitoring specification's events,
-// one started and one succeeded or failed per command sent.
+// one started and one succeeded or failed per command sent. An event's
+// Command and Reply are the driver's own buffers, valid only until the
+// method returns: a monitor that keeps one must copy it (bytes.Clone).
 type CommandMonitor interface {
 	// CommandStarted returns the context that is handed to the matching
 	// CommandSucceeded or CommandFailed.

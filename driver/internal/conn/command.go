@@ -67,7 +67,11 @@ func (r *Reply) Release() {
 		return
 	}
 	if r.buf != nil {
-		r.buf.Release()
+		if cap(r.buf.B) > bigReply {
+			RecycleBuffer(r.buf.B) // wire's pool would drop it
+		} else {
+			r.buf.Release()
+		}
 		r.buf = nil
 	}
 	if r.dbuf != nil {
@@ -415,8 +419,9 @@ func (c *Conn) readMessage() (*wire.Buffer, error) {
 	if length <= bigReply || length > max {
 		return wire.ReadMessage(c.br, c.maxSize)
 	}
-	b := make([]byte, length)
+	b := getBig(length)
 	if n, err := io.ReadFull(c.br, b); err != nil {
+		RecycleBuffer(b)
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
@@ -429,20 +434,30 @@ func (c *Conn) readMessage() (*wire.Buffer, error) {
 // when it is too big to be pooled (no copy), otherwise a copy. The reply
 // is released.
 func (r *Reply) Detach() bson.Raw {
+	out, _ := r.DetachBuffer()
+	return out
+}
+
+// DetachBuffer is Detach that also returns, when body lies in a big
+// buffer of the reply's (no copy was made), that whole buffer: its owner,
+// now the caller, may hand it back with RecycleBuffer once neither body
+// nor anything sliced from it is read any more. buf is nil when body is a
+// copy.
+func (r *Reply) DetachBuffer() (body bson.Raw, buf []byte) {
 	if r == nil {
-		return nil
+		return nil, nil
 	}
-	var out bson.Raw
 	switch {
 	case r.dbuf != nil && cap(*r.dbuf) > maxPooled:
-		out, r.dbuf = r.Body, nil // putBuf would drop it
+		body, buf, r.dbuf = r.Body, *r.dbuf, nil // putBuf would drop it
 	case r.dbuf == nil && r.buf != nil && cap(r.buf.B) > bigReply:
-		out = r.Body // Release drops it
+		body, buf = r.Body, r.buf.B
+		r.buf = nil
 	default:
-		out = append(bson.Raw(nil), r.Body...)
+		body = append(bson.Raw(nil), r.Body...)
 	}
 	r.Release()
-	return out
+	return body, buf
 }
 
 func (c *Conn) decode(buf *wire.Buffer, responseTo int32) (*Reply, error) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/internal/conn"
 )
 
 // CursorOptions are what the getMore commands of a cursor carry.
@@ -40,7 +41,11 @@ type Cursor struct {
 	opts    CursorOptions
 	binding *Binding
 
-	batch    bson.Raw // the current batch, a BSON array
+	batch bson.Raw // the current batch, a BSON array
+	// buf is the big reply buffer batch lies in (Result.Buf), handed back
+	// when the next batch replaces it or the cursor closes: the documents
+	// Next returned are valid until then, as Cursor.Current says.
+	buf      []byte
 	it       bson.RawIter
 	left     int // documents left in batch
 	returned int64
@@ -62,7 +67,7 @@ func (e *ReplyError) Error() string { return "malformed server reply: " + e.Fiel
 // NewCursor reads the cursor a command opened from its result: the first
 // batch, the id and the namespace. It takes over res.Binding.
 func NewCursor(x *Executor, db string, res Result, opts CursorOptions) (*Cursor, error) {
-	c := &Cursor{x: x, db: db, opts: opts, binding: res.Binding}
+	c := &Cursor{x: x, db: db, opts: opts, binding: res.Binding, buf: res.Buf}
 	if err := c.load(res.Body, "firstBatch", false); err != nil {
 		x.Release(context.Background(), c.binding)
 		c.binding = nil
@@ -163,7 +168,9 @@ func (c *Cursor) load(body bson.Raw, key string, getMore bool) error {
 	}
 	c.id, c.db, c.coll = id, db, coll
 	if pbrt != nil {
-		c.postBatchResumeToken = pbrt
+		// A copy: the batch's buffer may be recycled while the token is
+		// still the cursor's latest.
+		c.postBatchResumeToken = append(c.postBatchResumeToken[:0:0], pbrt...)
 	}
 	c.batch, c.left, c.it = batch, n, batch.Iter()
 	return nil
@@ -185,6 +192,11 @@ func (c *Cursor) PostBatchResumeToken() bson.Raw { return c.postBatchResumeToken
 // batch is used up. A document that is not a document is an error.
 func (c *Cursor) Next() (bson.Raw, bool, error) {
 	if c.left == 0 {
+		if c.id == 0 {
+			// The caller moved past the last document: nothing reads
+			// the batch any more.
+			c.recycle()
+		}
 		return nil, false, nil
 	}
 	if !c.it.Next() {
@@ -248,8 +260,12 @@ func (c *Cursor) GetMore(ctx context.Context) error {
 		return err
 	}
 	if err := c.load(res.Body, "nextBatch", true); err != nil {
+		conn.RecycleBuffer(res.Buf)
 		return &Error{Op: "getMore", Address: res.Address, Err: err}
 	}
+	// The previous batch is gone: its buffer can serve the next reply.
+	conn.RecycleBuffer(c.buf)
+	c.buf = res.Buf
 	if c.id == 0 {
 		c.x.Release(ctx, c.binding)
 		c.binding = nil
@@ -276,7 +292,17 @@ func (c *Cursor) Close(ctx context.Context) error {
 	c.x.Release(ctx, c.binding)
 	c.binding = nil
 	c.left = 0
+	c.recycle()
 	return err
+}
+
+// recycle hands the current batch's big buffer back (Result.Buf); the
+// batch is then gone.
+func (c *Cursor) recycle() {
+	if c.buf != nil {
+		conn.RecycleBuffer(c.buf)
+		c.buf, c.batch, c.it, c.left = nil, nil, bson.RawIter{}, 0
+	}
 }
 
 // Abandon releases the cursor's session and connection without killing
@@ -285,6 +311,7 @@ func (c *Cursor) Abandon(ctx context.Context) {
 	c.closed, c.id, c.left = true, 0, 0
 	c.x.Release(ctx, c.binding)
 	c.binding = nil
+	c.recycle()
 }
 
 func int64Value(v int64) bson.RawValue {

@@ -136,6 +136,13 @@ type Result struct {
 	Address string
 	// Binding is set for an Op with Cursor whose cursor stays open.
 	Binding *Binding
+	// Buf, set only for an Op with Cursor or a cursor's Binding (a
+	// getMore), is the big buffer Body lies in
+	// (a batch of a megabyte or more, read without a copy), which the
+	// caller owns: once nothing reads Body or what was sliced from it, it
+	// may hand it back with conn.RecycleBuffer so that the next big reply
+	// reuses it. Dropping it instead is fine.
+	Buf []byte
 }
 
 // OpContext is the context of one client operation whose own context
@@ -379,7 +386,11 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		sess.Dirty = true
 	}
 	var body bson.Raw
+	var bodyBuf []byte
 	switch {
+	case r != nil && req.LazyBody:
+		// A cursor's reply (a command opening one, or a getMore).
+		body, bodyBuf = r.DetachBuffer()
 	case r != nil:
 		body = r.Detach()
 	case err == nil && op.Unacknowledged:
@@ -401,7 +412,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 			x.Clock.Advance(ct.Document())
 		}
 	}
-	res := Result{Body: body, Address: addr}
+	res := Result{Body: body, Address: addr, Buf: bodyBuf}
 	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
 		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion}
 		if hello.ServiceID != nil {
