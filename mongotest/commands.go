@@ -2,6 +2,7 @@ package mongotest
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"sync/atomic"
 
@@ -36,6 +37,10 @@ type Request struct {
 	// produces those follow-ups.
 	more      bool
 	streaming bool
+	// ownReply is set by a handler whose reply is a buffer it just made
+	// for this request and keeps no hold on (getMore's): appendOK may then
+	// finish a big one in place instead of copying it.
+	ownReply bool
 	// helloTV is the topologyVersion counter of the last streamed hello.
 	helloTV int64
 	// firstHello is set on the connection's first hello.
@@ -171,7 +176,7 @@ func isRetryableWrite(r *Request) bool {
 // point, or the connection ending while the command waited).
 func (c *Conn) dispatch(ctx context.Context, r *Request) ([]byte, error) {
 	s := c.s
-	r.more = false
+	r.more, r.ownReply = false, false
 	if !r.streaming {
 		s.log.add(c.id, r)
 		s.ops.count(r)
@@ -269,31 +274,68 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 // appendOK appends a successful reply: the handler's fields, the fail
 // point's writeConcernError, ok:1, error labels and the cluster time.
 func (c *Conn) appendOK(dst []byte, r *Request, res bson.Raw, fx *failAction) []byte {
-	start, dst := bson.AppendDocumentStart(dst)
+	injectWCE := fx != nil && fx.writeConcernError != nil
 	hasOK, hasLabels := false, false
 	var wce bson.Raw
-	injectWCE := fx != nil && fx.writeConcernError != nil
 	if len(res) > 0 {
 		it := res.Iter()
 		for it.Next() {
 			switch it.Key() {
 			case "writeConcernError":
-				if injectWCE {
-					continue
+				if !injectWCE {
+					wce, _ = it.Value().DocumentOK()
 				}
-				wce, _ = it.Value().DocumentOK()
 			case "ok":
 				hasOK = true
 			case "errorLabels":
 				hasLabels = true
 			}
-			dst = append(dst, it.Element()...)
 		}
 	}
 	if injectWCE {
 		wce = fx.writeConcernError
+	}
+	if len(res) > maxKeptBuffer && r.ownReply && !injectWCE {
+		// A big reply its handler made for this request alone (a cursor
+		// batch) gets its last fields appended in place, in the room the
+		// handler left, rather than copied whole.
+		tail := c.appendOKTail(c.body[:0], r, hasOK, hasLabels, wce, fx)
+		out := res
+		if cap(res)-len(res) < len(tail) {
+			out = make([]byte, len(res), len(res)+len(tail))
+			copy(out, res)
+		}
+		out = append(out[:len(out)-1], tail...)
+		out = append(out, 0)
+		binary.LittleEndian.PutUint32(out, uint32(len(out)))
+		c.body = tail[:0]
+		return out
+	}
+	if len(res) > maxKeptBuffer {
+		// Copied in one allocation rather than by doubling.
+		dst = make([]byte, 0, len(res)+512)
+	}
+	start, dst := bson.AppendDocumentStart(dst)
+	if len(res) > 0 {
+		it := res.Iter()
+		for it.Next() {
+			if injectWCE && it.Key() == "writeConcernError" {
+				continue
+			}
+			dst = append(dst, it.Element()...)
+		}
+	}
+	if injectWCE {
 		dst = bson.AppendDocumentElement(dst, "writeConcernError", wce)
 	}
+	dst = c.appendOKTail(dst, r, hasOK, hasLabels, wce, fx)
+	dst, _ = bson.AppendDocumentEnd(dst, start)
+	return dst
+}
+
+// appendOKTail appends the fields appendOK adds after the handler's: ok
+// unless the handler set it, errorLabels, and $clusterTime.
+func (c *Conn) appendOKTail(dst []byte, r *Request, hasOK, hasLabels bool, wce bson.Raw, fx *failAction) []byte {
 	if !hasOK {
 		dst = bson.AppendDoubleElement(dst, "ok", 1)
 	}
@@ -309,9 +351,7 @@ func (c *Conn) appendOK(dst []byte, r *Request, res bson.Raw, fx *failAction) []
 		}
 		dst = appendLabels(dst, labels)
 	}
-	dst = c.s.appendClusterTime(dst)
-	dst, _ = bson.AppendDocumentEnd(dst, start)
-	return dst
+	return c.s.appendClusterTime(dst)
 }
 
 // appendError appends {ok:0, errmsg, code, codeName, ...}: extra's fields,

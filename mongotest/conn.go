@@ -3,6 +3,7 @@ package mongotest
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -433,6 +434,23 @@ func (c *Conn) writeMsg(body []byte, responseTo int32, checksum, compress bool, 
 	var flags wire.Flags
 	if moreToCome {
 		flags |= wire.MoreToCome
+	}
+	if !compress && !checksum && len(body) > maxKeptBuffer {
+		// A big body (a cursor batch) goes out as it is, after its
+		// header, rather than copied into a message buffer first.
+		var h [wire.HeaderLen + 5]byte
+		_, hb := wire.AppendHeaderStart(h[:0], id, responseTo, wire.OpMsg)
+		hb = wire.AppendMsgFlags(hb, flags)
+		hb = append(hb, 0)
+		binary.LittleEndian.PutUint32(hb, uint32(len(hb)+len(body)))
+		if c.nc == nil {
+			return id, nil
+		}
+		bufs := net.Buffers{hb, body}
+		if _, err := bufs.WriteTo(c.nc); err != nil {
+			return id, writeError{err}
+		}
+		return id, nil
 	}
 	start, b := wire.AppendHeaderStart(c.out[:0], id, responseTo, wire.OpMsg)
 	b = wire.AppendMsgFlags(b, flags)

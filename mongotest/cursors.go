@@ -238,6 +238,17 @@ func (s *scanState) next(b *batch) (bool, error) {
 }
 
 // appendCursorReply appends cursor: {<batchKey>: [...], id, ns}.
+// cursorReplySize bounds the size of a reply holding appendCursorReply's
+// cursor document, so that a 16 MB batch is built in one allocation
+// rather than by doubling.
+func cursorReplySize(docs []bson.Raw, ns string) int {
+	size := 256 + len(ns) // room for appendOK's ok, labels and $clusterTime
+	for _, d := range docs {
+		size += len(d) + 8 // type byte, key of up to 6 digits, NUL
+	}
+	return size
+}
+
 func appendCursorReply(dst []byte, batchKey string, docs []bson.Raw, id int64, ns string) []byte {
 	cs, dst := bson.AppendDocumentElementStart(dst, "cursor")
 	as, dst := bson.AppendArrayElementStart(dst, batchKey)
@@ -299,7 +310,7 @@ func (s *Server) replyWithCursor(c *cursor, docs []bson.Raw, done bool) (bson.Ra
 	if !done {
 		id = s.cursors.add(c)
 	}
-	start, dst := bson.AppendDocumentStart(nil)
+	start, dst := bson.AppendDocumentStart(make([]byte, 0, cursorReplySize(docs, c.ns)))
 	dst = appendCursorReply(dst, "firstBatch", docs, id, c.ns)
 	dst, _ = bson.AppendDocumentEnd(dst, start)
 	return dst, nil
@@ -375,9 +386,10 @@ func getMoreCmd(ctx context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if exhausted {
 		id = 0
 	}
-	start, dst := bson.AppendDocumentStart(nil)
+	start, dst := bson.AppendDocumentStart(make([]byte, 0, cursorReplySize(b.docs, namespace)))
 	dst = appendCursorReply(dst, "nextBatch", b.docs, id, namespace)
 	dst, _ = bson.AppendDocumentEnd(dst, start)
+	r.ownReply = true
 	return dst, nil
 }
 
