@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -412,8 +413,35 @@ func TestCreateCollectionCommand(t *testing.T) {
 	}
 	admNames(t, names, []string{"bucketing", "capped", "clustered", "engine", "images", "plain", "timeseries", "validated", "view"}, true)
 
-	// An existing collection is the server's business.
-	admWantCode(t, db.CreateCollection(ctx, "plain"), 48) // NamespaceExists
+	// Creating what exists is the server's business: since MongoDB 7.0
+	// (SERVER-60064) the same options succeed and others fail with
+	// NamespaceExists (48).
+	again := []struct {
+		name string
+		opts *driver.CreateCollectionOptions
+		code int32
+	}{
+		{name: "plain", opts: nil},
+		{name: "capped", opts: &driver.CreateCollectionOptions{Capped: driver.Ptr(true), SizeInBytes: driver.Ptr[int64](1 << 20), MaxDocuments: driver.Ptr[int64](10)}},
+		{name: "view", opts: &driver.CreateCollectionOptions{ViewOn: driver.Ptr("plain"), Pipeline: bson.A{adoc("$project", adoc("x", 1))}}},
+		{name: "plain", opts: &driver.CreateCollectionOptions{Capped: driver.Ptr(true), SizeInBytes: driver.Ptr[int64](4096)}, code: 48},
+		{name: "capped", opts: &driver.CreateCollectionOptions{Capped: driver.Ptr(true), SizeInBytes: driver.Ptr[int64](1 << 20)}, code: 48},
+		{name: "view", opts: &driver.CreateCollectionOptions{ViewOn: driver.Ptr("capped")}, code: 48},
+	}
+	for _, tc := range again {
+		err := db.CreateCollection(ctx, tc.name, tc.opts)
+		if tc.code == 0 {
+			if err != nil {
+				t.Fatalf("creating %s again with the same options: %v", tc.name, err)
+			}
+			continue
+		}
+		admWantCode(t, err, tc.code)
+		var ce *driver.CommandError
+		if !errors.As(err, &ce) || ce.CodeName != "NamespaceExists" || !strings.Contains(ce.Message, "namespace create."+tc.name+" already exists, but ") {
+			t.Fatalf("creating %s again with other options: %v", tc.name, err)
+		}
+	}
 	// The write concern is sent.
 	wdb := c.Database("create", &driver.DatabaseOptions{WriteConcern: driver.Majority()})
 	if err := wdb.CreateCollection(ctx, "wc"); err != nil {

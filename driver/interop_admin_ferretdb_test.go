@@ -79,8 +79,7 @@ var interopAdminFlows = []interopFlow{
 		}
 		return "ok"
 	},
-		mongotestSkip: `mongotest answers NamespaceExists (48) "Collection <db>.a already exists." to a create with the options the collection already has, as mongod did before 7.0, while its hello says 8.0 (maxWireVersion 25)`,
-		ferretSkip:    "FerretDB v1 answers NamespaceExists (48) to a create with the options the collection already has, as mongod did before 7.0, while its buildInfo says 7.0"},
+		ferretSkip: "FerretDB v1 answers NamespaceExists (48) to a create with the options the collection already has, as mongod did before 7.0, while its buildInfo says 7.0"},
 	{name: "Rename", run: func(t *testing.T, ctx context.Context, env *interopEnv) string {
 		interopSeed(t, ctx, env.coll, 3)
 		if err := env.coll.Rename(ctx, "renamed"); err != nil {

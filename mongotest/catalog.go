@@ -346,11 +346,22 @@ func createCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if opts.Extra, err = extraOptions(r.Body); err != nil {
 		return nil, err
 	}
-	if coll != nil || special != nil {
+	var autoIndexID []byte
+	if v, err := r.Body.LookupErr("autoIndexId"); err == nil {
+		// Deprecated and without effect here, but kept and listed: mongod
+		// lists it and compares it when the collection is created again.
+		on, err := boolValue(v, "autoIndexId", r.Name)
+		if err != nil {
+			return nil, err
+		}
+		autoIndexID = bson.AppendBooleanElement(nil, "autoIndexId", on)
+	}
+	if coll != nil || special != nil || autoIndexID != nil {
 		// Listed after the validation options, as mongod orders them: the
 		// collation with mongod's defaults filled in (reads and writes
 		// without a collation of their own use it), then the special ones.
 		start, b := bson.AppendDocumentStart(nil)
+		b = append(b, autoIndexID...)
 		if opts.Extra != nil {
 			b = append(b, opts.Extra[4:len(opts.Extra)-1]...)
 		}
@@ -364,6 +375,11 @@ func createCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		return nil, err
 	}
 	if err := s.store.CreateCollection(r.DB, collName, opts); err != nil {
+		if mongoerr.As(err).Code == mongoerr.NamespaceExists {
+			// mongod 7.0+: creating what exists with the same options
+			// succeeds.
+			return nil, s.store.CheckExisting(r.DB, collName, store.CreateRequest{Options: opts}, err)
+		}
 		return nil, err
 	}
 	return nil, nil

@@ -235,7 +235,10 @@
 // (5979800); timeseries with timeField, metaField,
 // granularity or bucketMaxSpanSeconds and bucketRoundingSeconds, listed
 // with type "timeseries" in mongod's canonical form; expireAfterSeconds
-// with either; changeStreamPreAndPostImages, listed), drop, dropDatabase,
+// with either; changeStreamPreAndPostImages and autoIndexId, listed; on a
+// namespace that exists, create succeeds when the options are the same and
+// fails with NamespaceExists (48) saying what differs otherwise, compared
+// as mongod 7.0+ does), drop, dropDatabase,
 // renameCollection (admin only; dropTarget) and collMod (index hidden and
 // expireAfterSeconds, validator and its settings,
 // changeStreamPreAndPostImages).

@@ -5,6 +5,7 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest/internal/agg"
 	"github.com/mongoscope/mongoscope/mongotest/internal/collation"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
 // viewOptions are the create options a view accepts besides viewOn and
@@ -34,18 +35,24 @@ func (s *Server) createView(r *Request, name string) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	var spec bson.Raw
+	var spec, shown bson.Raw
 	if cv, err := r.Body.LookupErr("collation"); err == nil {
 		coll, err := collation.Parse(cv)
 		if err != nil {
 			return nil, err
 		}
-		spec = coll.Spec()
+		spec, shown = coll.Spec(), collation.Requested(cv)
 	}
 	if err := s.checkWrite(r); err != nil {
 		return nil, err
 	}
-	return nil, s.store.CreateViewWithCollation(r.DB, name, viewOn, stages, spec)
+	err = s.store.CreateViewWithCollation(r.DB, name, viewOn, stages, spec)
+	if err != nil && mongoerr.As(err).Code == mongoerr.NamespaceExists {
+		// mongod 7.0+: creating the same view again succeeds.
+		req := store.CreateRequest{ViewOn: viewOn, Pipeline: stages, Collation: spec, CollationShown: shown}
+		return nil, s.store.CheckExisting(r.DB, name, req, err)
+	}
+	return nil, err
 }
 
 // collModView runs collMod on a view: viewOn and pipeline replace the

@@ -293,3 +293,52 @@ func wrongType(k string, v bson.RawValue, want string) error {
 	}
 	return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'collation.%s' is the wrong type '%s', expected %s %s", k, mongoerr.TypeName(v.Type), what, want)
 }
+
+// Requested returns the collation option v (already accepted by Parse)
+// as mongod's create parser keeps it, which its messages quote: every
+// field of its IDL form in order, with the IDL defaults (not the
+// locale's) for those not given, and backwards and version only when
+// given.
+func Requested(v bson.RawValue) bson.Raw {
+	spec, _ := v.DocumentOK()
+	given := func(k string) (bson.RawValue, bool) {
+		e, err := spec.LookupErr(k)
+		return e, err == nil
+	}
+	start, b := bson.AppendDocumentStart(nil)
+	locale, _ := spec.Lookup("locale").StringValueOK()
+	b = bson.AppendStringElement(b, "locale", locale)
+	for _, f := range []struct {
+		key string
+		def any
+	}{{"caseLevel", false}, {"caseFirst", "off"}, {"strength", 3}, {"numericOrdering", false},
+		{"alternate", "non-ignorable"}, {"maxVariable", "punct"}, {"normalization", false}} {
+		val := f.def
+		if e, ok := given(f.key); ok {
+			switch f.def.(type) {
+			case bool:
+				val = e.Boolean()
+			case string:
+				val = e.StringValue()
+			case int:
+				val, _ = safeInt(f.key, e)
+			}
+		}
+		switch x := val.(type) {
+		case bool:
+			b = bson.AppendBooleanElement(b, f.key, x)
+		case string:
+			b = bson.AppendStringElement(b, f.key, x)
+		case int:
+			b = bson.AppendInt32Element(b, f.key, int32(x))
+		}
+	}
+	if e, ok := given("backwards"); ok {
+		b = bson.AppendBooleanElement(b, "backwards", e.Boolean())
+	}
+	if e, ok := given("version"); ok {
+		b = bson.AppendStringElement(b, "version", e.StringValue())
+	}
+	b, _ = bson.AppendDocumentEnd(b, start)
+	return b
+}
