@@ -30,6 +30,8 @@ const (
 	DefaultServerSelectionTimeout = 30 * time.Second
 	DefaultLocalThreshold         = 15 * time.Millisecond
 	DefaultMaxPoolSize            = 100
+	// DefaultSpinWait is ClientOptions.SpinWait's default.
+	DefaultSpinWait = conn.DefaultSpinWait
 )
 
 // ErrClientDisconnected is returned by the methods of a Client after
@@ -127,6 +129,11 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	cfg := topologyConfig(cs, settings, d)
+	spin := DefaultSpinWait
+	if opts.SpinWait != nil {
+		spin = *opts.SpinWait
+	}
+	cfg.Spin = conn.NewSpinner(spin)
 	if sink != nil {
 		cfg.OnLastServerRemoved = func(w topology.LastServerRemoved) {
 			sink.LastServerRemoved(context.Background(), w.TopologyID, w.Topology, w.Removed)

@@ -157,6 +157,18 @@ type ClientOptions struct {
 	// proxy itself. Code only.
 	Dialer Dialer `json:"-"`
 
+	// SpinWait is how long an operation that is the client's only one
+	// waiting for a reply polls its connection for it before its
+	// goroutine parks; nil means DefaultSpinWait, and zero or less turns
+	// polling off. Against a nearby server this halves the latency of
+	// one-at-a-time operations on machines whose idle CPUs are slow to
+	// wake (virtual machines above all), for at most SpinWait of CPU time
+	// per operation. Operations stop polling as soon as a second one
+	// waits, and the client stops polling for a while after polls that
+	// ran out of time, so concurrent loads and distant servers are not
+	// affected. Linux only (elsewhere it does nothing). Code only.
+	SpinWait *time.Duration `json:",omitempty"`
+
 	// uriWarnings are the Warnings of the URI last applied, which Connect
 	// logs through the client's logging sink.
 	uriWarnings []Warning

@@ -17,7 +17,7 @@ import (
 // Fields of ClientOptions that have no ConnString counterpart, and
 // ConnString fields that have no ClientOptions counterpart.
 var (
-	codeOnlyFields = map[string]bool{"URI": true, "LenientURI": true, "OnWarning": true, "Resolver": true, "Monitors": true, "Logging": true, "DriverInfo": true, "ServerAPI": true, "Dialer": true}
+	codeOnlyFields = map[string]bool{"URI": true, "LenientURI": true, "OnWarning": true, "Resolver": true, "Monitors": true, "Logging": true, "DriverInfo": true, "ServerAPI": true, "Dialer": true, "SpinWait": true}
 	uriOnlyFields  = map[string]bool{"Scheme": true, "HasPassword": true}
 )
 

@@ -374,7 +374,17 @@ func (c *Conn) receive(ctx context.Context, socketTimeout time.Duration, respons
 	if err != nil {
 		return nil, c.fail("read", err)
 	}
-	buf, err := c.readMessage()
+	var buf *wire.Buffer
+	if s := c.cfg.Spin; s != nil {
+		s.waiting.Add(1)
+		if c.br.Buffered() == 0 {
+			s.spin(c)
+		}
+		buf, err = c.readMessage()
+		s.waiting.Add(-1)
+	} else {
+		buf, err = c.readMessage()
+	}
 	c.stopped(stop)
 	if err != nil {
 		if c.closed.Load() && !isTimeout(err) && ctx.Err() == nil {

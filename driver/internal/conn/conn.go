@@ -62,6 +62,11 @@ type Config struct {
 	// but zlib framing), so callers should pass -1 for the default.
 	ZlibLevel int
 
+	// Spin, when set, lets an exchange that is the only one of its client
+	// waiting for a reply poll for it briefly before parking (Spinner).
+	// The pool's connections share the client's; monitors have none.
+	Spin *Spinner
+
 	// ID is the driver's id for this connection, unique within its pool;
 	// 0 takes the next value of a process-wide counter.
 	ID int64
@@ -116,6 +121,10 @@ type Conn struct {
 	wake func()
 	// woken is set by Wake.
 	woken atomic.Bool
+	// poll peeks at the socket for Spinner (pollReadable); pollFailed is
+	// set when the socket cannot be polled.
+	poll       *poller
+	pollFailed bool
 
 	closeOnce sync.Once
 	closed    atomic.Bool

@@ -121,6 +121,9 @@ type Config struct {
 	// address, for monitors and pools alike (conn.Settings.Config is one).
 	// It is required.
 	ConnConfig func(address string) conn.Config
+	// Spin is given to the pools' connections (conn.Config.Spin), never
+	// to monitors'; nil turns polling for replies off.
+	Spin *conn.Spinner
 
 	// HeartbeatFrequency is heartbeatFrequencyMS; 0 means
 	// DefaultHeartbeatFrequency. MinHeartbeatFrequency is the smallest

@@ -208,6 +208,7 @@ func (t *Topology) newServer(addr string) (*Server, error) {
 		Dial: func(ctx context.Context, id int64) (*conn.Conn, error) {
 			cc := t.cfg.ConnConfig(addr)
 			cc.ID = id
+			cc.Spin = t.cfg.Spin
 			gen := s.pool.Stats().Generation
 			c, err := conn.Dial(ctx, cc)
 			if err != nil {
@@ -535,3 +536,6 @@ func poolReady(st description.ServerType, tt description.TopologyType) bool {
 	}
 	return tt == description.Single
 }
+
+// Spinner returns the Spinner the pools' connections share (Config.Spin).
+func (t *Topology) Spinner() *conn.Spinner { return t.cfg.Spin }
