@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -61,6 +62,9 @@ type crudResult struct {
 	// srvNs is the server process's CPU time per operation, or -1 when
 	// it cannot be read.
 	srvNs float64
+	// cliNs is this process's CPU time per operation: the driver's, with
+	// both clients' background work (monitors), which is small.
+	cliNs float64
 }
 
 // serveEnv makes the bench binary a mongotest server for its parent
@@ -490,7 +494,7 @@ func runCRUDTasks(sel *regexp.Regexp, count int, after bool) bool {
 		return true
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "task\tours ops/s\ttheirs ops/s\tratio\tours MB/s\ttheirs MB/s\tours allocs/op\ttheirs allocs/op\tours B/op\ttheirs B/op\tserver share ours/theirs\t")
+	fmt.Fprintln(tw, "task\tours ops/s\ttheirs ops/s\tratio\tours MB/s\ttheirs MB/s\tours allocs/op\ttheirs allocs/op\tours B/op\ttheirs B/op\tserver share ours/theirs\tclient CPU µs/op ours/theirs\t")
 	if onMongotest {
 		runCRUDRows(tw, sel, count, docs, "1", crudTasks)
 	}
@@ -556,8 +560,14 @@ func runCRUDRows(tw io.Writer, sel *regexp.Regexp, count int, docs *specDocs, mo
 			}
 			return fmt.Sprintf("%.0f%%", 100*r.srvNs/r.nsop)
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t%s / %s\t\n", t.name,
-			ops(o), ops(th), th.nsop/o.nsop, mbps(o), mbps(th), o.allocs, th.allocs, o.bytesB, th.bytesB, share(o), share(th))
+		cpu := func(r crudResult) string {
+			if r.cliNs < 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.0f", r.cliNs/1e3)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t%s / %s\t%s / %s\t\n", t.name,
+			ops(o), ops(th), th.nsop/o.nsop, mbps(o), mbps(th), o.allocs, th.allocs, o.bytesB, th.bytesB, share(o), share(th), cpu(o), cpu(th))
 	}
 }
 
@@ -598,20 +608,33 @@ func warmUp(fs ...func(b *testing.B)) {
 
 func measureCRUD(f func(b *testing.B), srv *serverProcess) crudResult {
 	runtime.GC()
-	srvNs := -1.0
+	srvNs, cliNs := -1.0, -1.0
 	r := testing.Benchmark(func(b *testing.B) {
 		b.ReportAllocs()
 		t0, ok0 := srv.cpu()
+		c0, okc0 := selfCPU()
 		f(b)
-		// The last run, the one testing.Benchmark reports, sets it.
+		// The last run, the one testing.Benchmark reports, sets them.
 		if t1, ok1 := srv.cpu(); ok0 && ok1 {
 			srvNs = float64(t1-t0) / float64(b.N)
+		}
+		if c1, okc1 := selfCPU(); okc0 && okc1 {
+			cliNs = float64(c1-c0) / float64(b.N)
 		}
 	})
 	if r.N == 0 {
 		fail(fmt.Errorf("benchmark failed (see output above)"))
 	}
-	return crudResult{nsop: float64(r.T.Nanoseconds()) / float64(r.N), allocs: r.AllocsPerOp(), bytesB: r.AllocedBytesPerOp(), srvNs: srvNs}
+	return crudResult{nsop: float64(r.T.Nanoseconds()) / float64(r.N), allocs: r.AllocsPerOp(), bytesB: r.AllocedBytesPerOp(), srvNs: srvNs, cliNs: cliNs}
+}
+
+// selfCPU returns this process's CPU time (user and system) so far.
+func selfCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
 
 // cpu returns the server process's CPU time (user and system) so far,
@@ -668,8 +691,13 @@ time per operation as a part of the operation's wall time (over 100% when
 the server works on several goroutines at once); the machine's cores are
 shared by the client, the server and anything else running.
 
-find does not do equal work on both sides: ours validates every reply in
-full as it arrives (each document of a 16 MB batch, UTF-8 included), which
-is most of our side's time on that row; the official driver checks only the
-reply's top-level framing. Where the server share of theirs is s, no client
+"client CPU" is the benchmark process's CPU time per operation while one
+driver runs: that driver's work, with both clients' monitors (little). On
+the single-goroutine rows ours includes polling for the reply: an
+operation that is the client's only one waiting polls its socket for up
+to ClientOptions.SpinWait (50 µs by default) before parking, which spends
+CPU to save the wake-up of an idle CPU; on the rows with 16 goroutines it
+seldom polls.
+
+Where the server share of theirs is s, no client
 can be more than 1/s times faster than theirs on that row.`
