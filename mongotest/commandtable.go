@@ -87,3 +87,39 @@ var commands = map[string]command{
 	"dropAllUsersFromDatabase": {dropAllUsersFromDatabaseCmd, 0},
 	"usersInfo":                {usersInfoCmd, 0},
 }
+
+// aliasOf maps each alias in the table to the name its command is
+// registered under. In mongod an alias is the same Command object as its
+// name, so the two are one command wherever mongod looks a command up:
+// listCommands lists only the name, and a failCommand fail point naming
+// either fires for both (Command::hasAlias in src/mongo/db/commands.cpp).
+// hello is not here: mongod registers hello, and isMaster with its alias
+// ismaster, as two commands (src/mongo/db/repl/replication_info.cpp), so
+// a fail point on hello does not fail isMaster, nor the reverse.
+var aliasOf = map[string]string{
+	"ismaster":      "isMaster",
+	"buildinfo":     "buildInfo",
+	"findandmodify": "findAndModify",
+	"deleteIndexes": "dropIndexes",
+	"dbstats":       "dbStats",
+	"collstats":     "collStats",
+}
+
+// commandAliases is the set of aliasOf's keys.
+var commandAliases = func() map[string]bool {
+	m := make(map[string]bool, len(aliasOf))
+	for a := range aliasOf {
+		m[a] = true
+	}
+	return m
+}()
+
+// commandName is the name the command sent as name is registered under:
+// name itself unless it is an alias. Names are case-sensitive, as in
+// mongod, so "ISMASTER" is no alias.
+func commandName(name string) string {
+	if n, ok := aliasOf[name]; ok {
+		return n
+	}
+	return name
+}

@@ -196,7 +196,9 @@ func parseFailCommand(data bson.Raw) (*failAction, error) {
 		if !ok {
 			return nil, newError(mongoerr.TypeMismatch, "data.failCommands must hold strings")
 		}
-		a.commands[name] = true
+		// Keyed by the registered name, so that the name and its
+		// aliases are one command, as in mongod.
+		a.commands[commandName(name)] = true
 	}
 	var err error
 	if a.closeConnection, err = boolField(data, "closeConnection"); err != nil {
@@ -303,7 +305,7 @@ func (f *failPoints) failCommand(c *Conn, r *Request) *failAction {
 		return nil
 	}
 	a := fp.action
-	if !a.commands[r.Name] {
+	if !a.commands[commandName(r.Name)] {
 		return nil
 	}
 	if a.hasAppName && c.AppName() != a.appName {

@@ -247,10 +247,6 @@ var tableForListCommands map[string]command
 
 func init() { tableForListCommands = commands }
 
-// commandAliases are the table's second names for one command; mongod's
-// listCommands lists a command once, under its own name (and isMaster).
-var commandAliases = fieldSet("buildinfo", "findandmodify", "deleteIndexes", "ismaster", "dbstats", "collstats")
-
 // stableAPIv1 are the commands of the Stable API's version 1, aliases
 // included (they are the same command in mongod).
 var stableAPIv1 = fieldSet("abortTransaction", "aggregate", "authenticate", "bulkWrite", "collMod",
@@ -258,12 +254,6 @@ var stableAPIv1 = fieldSet("abortTransaction", "aggregate", "authenticate", "bul
 	"dropIndexes", "endSessions", "explain", "find", "findAndModify", "findandmodify", "getMore",
 	"hello", "isMaster", "ismaster", "insert", "killCursors", "listCollections", "listDatabases",
 	"listIndexes", "ping", "refreshSessions", "saslStart", "saslContinue", "update")
-
-// canonicalNames are the names mongod reports for an alias's command.
-var canonicalNames = map[string]string{
-	"findandmodify": "findAndModify", "ismaster": "hello", "isMaster": "hello", "buildinfo": "buildInfo",
-	"deleteIndexes": "dropIndexes", "dbstats": "dbStats", "collstats": "collStats",
-}
 
 const (
 	codeAPIStrictError     = 323
@@ -306,13 +296,9 @@ func checkAPIStrict(r *Request) error {
 	if strictErr != nil || !strictV.Boolean() || stableAPIv1[r.Name] {
 		return nil
 	}
-	name := r.Name
-	if n, ok := canonicalNames[name]; ok {
-		name = n
-	}
 	return newError(codeAPIStrictError, "Provided apiStrict:true, but the command %s is not in API Version 1. "+
 		"Information on supported commands and migrations in API Version 1 can be found at "+
-		"https://dochub.mongodb.org/core/manual-versioned-api.", name)
+		"https://dochub.mongodb.org/core/manual-versioned-api.", commandName(r.Name))
 }
 
 // listCommandsCmd lists every command the server answers, sorted by name.
