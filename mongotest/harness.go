@@ -247,12 +247,13 @@ var tableForListCommands map[string]command
 
 func init() { tableForListCommands = commands }
 
-// stableAPIv1 are the commands of the Stable API's version 1, aliases
-// included (they are the same command in mongod).
+// stableAPIv1 are the commands of the Stable API's version 1, by their
+// registered names (see commandName). isMaster is not one: mongod
+// registers it apart from hello, with no API version.
 var stableAPIv1 = fieldSet("abortTransaction", "aggregate", "authenticate", "bulkWrite", "collMod",
 	"commitTransaction", "count", "create", "createIndexes", "delete", "drop", "dropDatabase",
-	"dropIndexes", "endSessions", "explain", "find", "findAndModify", "findandmodify", "getMore",
-	"hello", "isMaster", "ismaster", "insert", "killCursors", "listCollections", "listDatabases",
+	"dropIndexes", "endSessions", "explain", "find", "findAndModify", "getMore",
+	"hello", "insert", "killCursors", "listCollections", "listDatabases",
 	"listIndexes", "ping", "refreshSessions", "saslStart", "saslContinue", "update")
 
 const (
@@ -293,7 +294,7 @@ func checkAPIStrict(r *Request) error {
 		}
 		return nil
 	}
-	if strictErr != nil || !strictV.Boolean() || stableAPIv1[r.Name] {
+	if strictErr != nil || !strictV.Boolean() || stableAPIv1[commandName(r.Name)] {
 		return nil
 	}
 	return newError(codeAPIStrictError, "Provided apiStrict:true, but the command %s is not in API Version 1. "+

@@ -110,6 +110,8 @@ func TestHarnessCommands(t *testing.T) {
 		}
 		expectField(t, r, "commands.find.apiVersions", `["1"]`)
 		expectField(t, r, "commands.isMaster.requiresAuth", "false")
+		expectField(t, r, "commands.isMaster.apiVersions", "[]")
+		expectField(t, r, "commands.hello.apiVersions", `["1"]`)
 		expectField(t, r, "commands.find.adminOnly", "false")
 		expectField(t, r, "commands.getParameter.adminOnly", "true")
 		expectField(t, r, "commands.hello.requiresAuth", "false")
@@ -423,6 +425,9 @@ func TestAPIStrict(t *testing.T) {
 	c.mustRun("db", d("find", "c", "apiVersion", "1", "apiStrict", true))
 	c.mustRun("db", d("distinct", "c", "key", "_id", "apiVersion", "1", "apiStrict", false))
 	c.mustRun("db", d("distinct", "c", "key", "_id", "apiVersion", "1", "apiDeprecationErrors", true))
+	// An alias is in API version 1 when its command is.
+	c.mustRun("db", d("findandmodify", "c", "query", d("_id", 1), "update", d("$set", d("x", 1)), "apiVersion", "1", "apiStrict", true))
+	c.mustRun("admin", d("hello", 1, "apiVersion", "1", "apiStrict", true))
 	for _, tc := range []struct {
 		name string
 		cmd  bson.D
@@ -432,6 +437,8 @@ func TestAPIStrict(t *testing.T) {
 		{"distinct", d("distinct", "c", "key", "_id", "apiVersion", "1", "apiStrict", true), 323,
 			"Provided apiStrict:true, but the command distinct is not in API Version 1. Information on supported commands and migrations in API Version 1 can be found at https://dochub.mongodb.org/core/manual-versioned-api."},
 		{"alias named as its command", d("buildinfo", 1, "apiVersion", "1", "apiStrict", true), 323, "the command buildInfo is not"},
+		{"isMaster, apart from hello", d("isMaster", 1, "apiVersion", "1", "apiStrict", true), 323, "the command isMaster is not"},
+		{"ismaster, isMaster's alias", d("ismaster", 1, "apiVersion", "1", "apiStrict", true), 323, "the command isMaster is not"},
 		{"strict without version", d("find", "c", "apiStrict", true), 4886600, "Provided apiStrict and/or apiDeprecationErrors without passing apiVersion"},
 		{"deprecationErrors without version", d("find", "c", "apiDeprecationErrors", false), 4886600, "without passing apiVersion"},
 	} {
