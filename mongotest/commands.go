@@ -198,17 +198,16 @@ func (c *Conn) dispatchScatter(ctx context.Context, r *Request, scatter bool) (o
 		s.ops.count(r)
 	}
 	res, herr, fx, err := c.execute(ctx, r)
-	if b := r.batch; b != nil {
-		r.batch = nil
-		if err == nil && herr == nil && fx == nil && !(r.more && r.ExhaustAllowed) {
-			return nil, c.scatter(r, b), nil
-		}
-		if herr == nil {
-			res, r.ownReply = b.appendReply(), true
-		}
-	}
+	b := r.batch
+	r.batch = nil
 	if err != nil {
 		return nil, nil, err
+	}
+	if b != nil && herr == nil {
+		if fx == nil && !(r.more && r.ExhaustAllowed) {
+			return nil, c.scatter(r, b), nil
+		}
+		res, r.ownReply = b.appendReply(), true
 	}
 	if herr != nil {
 		out = c.appendError(c.body[:0], r, mongoerr.As(herr), res)
