@@ -7,11 +7,12 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 )
 
-// TestBigGetMoreReply: a getMore batch of several megabytes (finished in
-// place by appendOK, and written after its header without a copy) arrives
-// whole and well-formed, with ok and, on a replica set, $clusterTime after
-// the batch; compressed and checksummed replies take the copying path and
-// arrive the same; a second cursor over the same data is unaffected.
+// TestBigGetMoreReply: a getMore batch of several megabytes (written from
+// the stored documents as pieces, scatter.go) arrives whole and
+// well-formed, with ok and, on a replica set, $clusterTime after the
+// batch; compressed and checksummed replies take the copying path (built
+// in one allocation, finished in place by appendOK) and arrive the same;
+// a second cursor over the same data is unaffected.
 func TestBigGetMoreReply(t *testing.T) {
 	const n = 3000
 	pad := strings.Repeat("x", 1000)

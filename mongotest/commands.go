@@ -41,6 +41,12 @@ type Request struct {
 	// for this request and keeps no hold on (getMore's): appendOK may then
 	// finish a big one in place instead of copying it.
 	ownReply bool
+	// scatterOK is set by handleMsg when the reply may be written as
+	// pieces (scatter.go): it will be neither compressed nor checksummed.
+	// A handler may then leave a big cursor batch in batch instead of
+	// returning its reply.
+	scatterOK bool
+	batch     *cursorBatch
 	// helloTV is the topologyVersion counter of the last streamed hello.
 	helloTV int64
 	// firstHello is set on the connection's first hello.
@@ -175,17 +181,34 @@ func isRetryableWrite(r *Request) bool {
 // connection's scratch buffer. An error closes the connection (a fail
 // point, or the connection ending while the command waited).
 func (c *Conn) dispatch(ctx context.Context, r *Request) ([]byte, error) {
+	out, _, err := c.dispatchScatter(ctx, r, false)
+	return out, err
+}
+
+// dispatchScatter is dispatch that, with scatter set, may return a big
+// cursor batch's reply as pieces for writeScatter (sc non-nil, out nil)
+// rather than copied into one buffer: only when no fail point applied to
+// the command, it succeeded, and its reply does not start an exhaust
+// stream. Otherwise the reply is the same bytes, contiguous.
+func (c *Conn) dispatchScatter(ctx context.Context, r *Request, scatter bool) (out []byte, sc *scatterReply, err error) {
 	s := c.s
-	r.more, r.ownReply = false, false
+	r.more, r.ownReply, r.scatterOK, r.batch = false, false, scatter, nil
 	if !r.streaming {
 		s.log.add(c.id, r)
 		s.ops.count(r)
 	}
 	res, herr, fx, err := c.execute(ctx, r)
+	b := r.batch
+	r.batch = nil
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []byte
+	if b != nil && herr == nil {
+		if fx == nil && !(r.more && r.ExhaustAllowed) {
+			return nil, c.scatter(r, b), nil
+		}
+		res, r.ownReply = b.appendReply(), true
+	}
 	if herr != nil {
 		out = c.appendError(c.body[:0], r, mongoerr.As(herr), res)
 	} else {
@@ -194,7 +217,7 @@ func (c *Conn) dispatch(ctx context.Context, r *Request) ([]byte, error) {
 	if cap(out) <= maxKeptBuffer {
 		c.body = out[:0]
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // execute finds the handler and runs it under the authentication rules and

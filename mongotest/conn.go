@@ -38,11 +38,12 @@ type Conn struct {
 	// Used only by the goroutine handling messages.
 	sasl  *scramConversation
 	req   Request
-	out   []byte // the reply message
-	cout  []byte // the compressed reply message
-	dbuf  []byte // the decompressed request
-	body  []byte // the reply body
-	merge []byte // the request body with sequences merged
+	out   []byte      // the reply message
+	cout  []byte      // the compressed reply message
+	dbuf  []byte      // the decompressed request
+	body  []byte      // the reply body
+	merge []byte      // the request body with sequences merged
+	iov   net.Buffers // the pieces of a scattered reply (scatter.go)
 }
 
 // UserRef names an authenticated user.
@@ -309,17 +310,26 @@ func (c *Conn) handleMsg(msg []byte, comp wire.Compressor, compressed bool) erro
 	if compressed {
 		r.Compressor = comp.String()
 	}
-	reply, err := c.dispatch(c.ctx, r)
+	checksum := m.Flags&wire.ChecksumPresent != 0
+	compress := compressed && wire.Compressible(r.Name)
+	reply, sc, err := c.dispatchScatter(c.ctx, r, !checksum && !compress)
 	if err != nil {
 		return err
 	}
 	if m.Flags&wire.MoreToCome != 0 {
+		if sc != nil {
+			clear(sc.bufs) // no reply: drop the references to the documents
+		}
 		return nil
 	}
-	checksum := m.Flags&wire.ChecksumPresent != 0
-	compress := compressed && wire.Compressible(r.Name)
-	stream := r.more && r.ExhaustAllowed
 	responseTo := m.Header.RequestID
+	if sc != nil {
+		// A big cursor batch, written from its documents; never the
+		// start of an exhaust stream (dispatchScatter).
+		_, err := c.writeScatter(sc, responseTo)
+		return err
+	}
+	stream := r.more && r.ExhaustAllowed
 	for {
 		id, err := c.writeMsg(reply, responseTo, checksum, compress, comp, stream)
 		if err != nil || !stream {

@@ -386,11 +386,15 @@ func getMoreCmd(ctx context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if exhausted {
 		id = 0
 	}
-	start, dst := bson.AppendDocumentStart(make([]byte, 0, cursorReplySize(b.docs, namespace)))
-	dst = appendCursorReply(dst, "nextBatch", b.docs, id, namespace)
-	dst, _ = bson.AppendDocumentEnd(dst, start)
+	cb := &cursorBatch{key: "nextBatch", docs: b.docs, id: id, ns: namespace}
+	if r.scatterOK && b.bytes > maxKeptBuffer {
+		// The connection writes the reply straight from the
+		// documents (scatter.go).
+		r.batch = cb
+		return nil, nil
+	}
 	r.ownReply = true
-	return dst, nil
+	return cb.appendReply(), nil
 }
 
 // awaitData waits up to d for documents to reach a tailable cursor,

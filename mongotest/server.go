@@ -96,7 +96,10 @@ type Server struct {
 	totalCreated atomic.Int64
 	latency      atomic.Int64 // nanoseconds added before every reply
 	requestIDs   atomic.Int32
-	opIDs        atomic.Int32 // $currentOp's opid
+	// scatterWrites counts replies written as pieces (scatter.go), for
+	// the tests.
+	scatterWrites atomic.Int64
+	opIDs         atomic.Int32 // $currentOp's opid
 
 	topo     topologyState
 	clock    clusterClock
