@@ -430,7 +430,7 @@ func (c *Conn) readMessage() (*wire.Buffer, error) {
 		return wire.ReadMessage(c.br, c.maxSize)
 	}
 	b := getBig(length)
-	if n, err := io.ReadFull(c.br, b); err != nil {
+	if n, err := c.readFull(b); err != nil {
 		RecycleBuffer(b)
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
@@ -438,6 +438,33 @@ func (c *Conn) readMessage() (*wire.Buffer, error) {
 		return nil, &wire.Error{Op: "read", Offset: n, Reason: "reading " + strconv.Itoa(length) + "-byte message", Err: err}
 	}
 	return &wire.Buffer{B: b}, nil
+}
+
+// readFull is io.ReadFull from the stream; with a Spinner, each read that
+// would wait polls first (Spinner.spin), so that a big reply arriving in
+// pieces is drained as each lands rather than after a wake-up each time:
+// the server's writes, held up while the socket's buffer is full, go on
+// sooner too.
+func (c *Conn) readFull(b []byte) (int, error) {
+	s := c.cfg.Spin
+	if s == nil {
+		return io.ReadFull(c.br, b)
+	}
+	n := 0
+	for n < len(b) {
+		if c.br.Buffered() == 0 {
+			s.spin(c)
+		}
+		m, err := c.br.Read(b[n:])
+		n += m
+		if err != nil {
+			if err == io.EOF && n > 0 && n < len(b) {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // Detach returns the body for the caller to keep: the reply's own buffer
