@@ -110,7 +110,7 @@ func (c *Client) listDatabases(ctx context.Context, filter any, o ListDatabasesO
 		return nil, "", err
 	}
 	l := operation.ListDatabases{Filter: f, NameOnly: o.NameOnly, AuthorizedDatabases: o.AuthorizedDatabases, Comment: comment}
-	res, err := c.execute(ctx, &operation.Op{Name: "listDatabases", DB: "admin", Command: l.Command(), Selector: primaryRead})
+	res, err := c.execute(ctx, &operation.Op{Name: "listDatabases", DB: "admin", Command: l.Command(), Selector: primaryRead, Retry: operation.RetryRead})
 	if err != nil {
 		return nil, res.Address, err
 	}
@@ -209,7 +209,7 @@ func listCollections(ctx context.Context, db *Database, filter any, o ListCollec
 	}
 	l := operation.ListCollections{Filter: f, NameOnly: o.NameOnly, AuthorizedCollections: o.AuthorizedCollections,
 		BatchSize: o.BatchSize, Comment: comment}
-	res, err := db.client.execute(ctx, &operation.Op{Name: "listCollections", DB: db.name, Command: l.Command(), Selector: primaryRead, Cursor: true})
+	res, err := db.client.execute(ctx, &operation.Op{Name: "listCollections", DB: db.name, Command: l.Command(), Selector: primaryRead, Cursor: true, Retry: operation.RetryRead})
 	if err != nil {
 		return nil, err
 	}

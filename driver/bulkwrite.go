@@ -154,6 +154,7 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 	}
 
 	base := coll.writeBase()
+	base.Retry = operation.RetryWrite // per batch, unless a statement is multi
 	if hintArg != "" && base.Unacknowledged {
 		// Checked on every command, the first one included, so that
 		// nothing is sent when the server is too old.
@@ -176,6 +177,13 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 	}
 	if failure != nil {
 		err := tooLarge((*bulkFailure)(failure).err(), indexArg("models", failure.Index))
+		var ae *ArgumentError
+		if bwe == nil && !errors.As(err, &ae) {
+			// The bulk write failed on the way (a network or server
+			// error, after its retry): what the earlier commands did is
+			// reported, as with write errors.
+			bwe = &BulkWriteException{Labels: r.Labels, PartialResult: res}
+		}
 		if bwe != nil {
 			return nil, errors.Join(&OperationError{Op: "bulkWrite", Address: failure.Address, Err: bwe}, err)
 		}

@@ -167,6 +167,9 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	c := &Client{meta: settings.Metadata(), topo: topo, sink: sink, readPref: rp, base: base, sessions: sessions, clock: clock,
 		exec: &operation.Executor{Topology: topo, Events: d, Sessions: sessions, Clock: clock}, drained: make(chan struct{})}
 	c.stop, c.stopNow = context.WithCancelCause(context.Background())
+	// retryReads and retryWrites default to true.
+	c.exec.RetryReads = cs.RetryReads == nil || *cs.RetryReads
+	c.exec.RetryWrites = cs.RetryWrites == nil || *cs.RetryWrites
 	if cs.Timeout != nil {
 		c.exec.Timeout = *cs.Timeout
 		c.exec.ServerSelectionTimeout = cfg.ServerSelectionTimeout

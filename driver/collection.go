@@ -81,7 +81,7 @@ func (coll *Collection) override(prefix string, rc *ReadConcern, wc *WriteConcer
 // preference and read concern.
 func (coll *Collection) readOp(name string, cmd bson.Raw) *operation.Op {
 	return &operation.Op{Name: name, DB: coll.db.name, Collection: coll.name, Command: cmd,
-		Selector: selection.Read(coll.c.readPref), ReadConcern: coll.c.rc}
+		Selector: selection.Read(coll.c.readPref), ReadConcern: coll.c.rc, Retry: operation.RetryRead}
 }
 
 // writeOp returns an Op for a write on the collection under its write
@@ -89,6 +89,12 @@ func (coll *Collection) readOp(name string, cmd bson.Raw) *operation.Op {
 func (coll *Collection) writeOp(name string, cmd bson.Raw, wc *WriteConcern) (*operation.Op, error) {
 	op := coll.writeBase()
 	op.Name, op.Command = name, cmd
+	switch name {
+	case "insert", "update", "delete", "findAndModify":
+		// Retryable unless a statement is multi (operation.Executor
+		// checks the batch).
+		op.Retry = operation.RetryWrite
+	}
 	if wc != nil {
 		if err := wc.validate(); err != nil {
 			return nil, err

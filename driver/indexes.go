@@ -388,7 +388,7 @@ func (iv IndexView) List(ctx context.Context, opts ...*ListIndexesOptions) (*Cur
 		return nil, err
 	}
 	l := operation.ListIndexes{Collection: coll.name, BatchSize: o.BatchSize, Comment: comment}
-	op := &operation.Op{Name: "listIndexes", DB: coll.db.name, Collection: coll.name, Command: l.Command(), Selector: primaryRead, Cursor: true}
+	op := &operation.Op{Name: "listIndexes", DB: coll.db.name, Collection: coll.name, Command: l.Command(), Selector: primaryRead, Cursor: true, Retry: operation.RetryRead}
 	res, err := coll.run(ctx, op)
 	if err != nil {
 		return nil, err

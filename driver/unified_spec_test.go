@@ -30,7 +30,7 @@ func unifiedRunner() *unified.Runner {
 			if r := deprecatedPoolOptions(test); r != "" {
 				return r
 			}
-			return needsRetries(test)
+			return ""
 		},
 		KnownFailure: knownFailure,
 	}
@@ -40,6 +40,10 @@ func unifiedRunner() *unified.Runner {
 // that the suites stay green while each is reported: a listed test that
 // starts passing fails the suite until it is taken off.
 func knownFailure(tc *unified.Test) string {
+	if strings.HasPrefix(tc.Name, "cursors.json/pinned connections are not returned") && strings.Contains(tc.File.Path, "load-balancers") {
+		// Hidden until now by a skip that took them for retry tests.
+		return "load-balanced mode: an error on getMore releases the cursor's pinned connection at once; the specification keeps it checked out until the cursor is closed"
+	}
 	return ""
 }
 
@@ -50,85 +54,6 @@ func deprecatedPoolOptions(test bson.Raw) string {
 	s := test.String()
 	if strings.Contains(s, `"waitQueueSize"`) || strings.Contains(s, `"waitQueueMultiple"`) {
 		return "waitQueueSize and waitQueueMultiple are deprecated pool options this driver does not support"
-	}
-	return ""
-}
-
-// opCommands are the commands the CRUD operations send.
-var opCommands = map[string]string{
-	"insertOne": "insert", "insertMany": "insert", "updateOne": "update", "updateMany": "update",
-	"replaceOne": "update", "deleteOne": "delete", "deleteMany": "delete", "find": "find", "findOne": "find",
-	"aggregate": "aggregate", "countDocuments": "aggregate", "estimatedDocumentCount": "count",
-	"distinct": "distinct", "findOneAndUpdate": "findAndModify", "findOneAndReplace": "findAndModify",
-	"findOneAndDelete": "findAndModify", "listDatabases": "listDatabases", "listCollections": "listCollections",
-	"listIndexes": "listIndexes", "createFindCursor": "find",
-}
-
-// needsRetries recognises a test of retryable reads or writes, which the
-// driver does not have yet: a fail point on command X (with a times
-// mode) followed by an operation sending X that is expected to succeed,
-// or expected command events listing X more times than the test's
-// operations send it.
-func needsRetries(test bson.Raw) string {
-	const reason = "needs retryable reads or writes, which the driver does not have yet"
-	ops, _ := test.Lookup("operations").ArrayOK()
-	vals, _ := ops.Values()
-	failed := map[string]bool{}
-	sent := map[string]int{}
-	for _, v := range vals {
-		op := v.Document()
-		name := op.Lookup("name").StringValue()
-		if name == "failPoint" && op.Lookup("arguments", "failPoint", "configureFailPoint").StringValue() == "onPrimaryTransactionalWrite" {
-			// The fail point acts on retryable writes (those with a
-			// txnNumber) only.
-			return reason
-		}
-		if name == "failPoint" {
-			if _, times := op.Lookup("arguments", "failPoint", "mode").DocumentOK(); !times {
-				continue
-			}
-			cmds, _ := op.Lookup("arguments", "failPoint", "data", "failCommands").ArrayOK()
-			names, _ := cmds.Values()
-			for _, n := range names {
-				failed[n.StringValue()] = true
-			}
-			continue
-		}
-		cmd, ok := opCommands[name]
-		if !ok {
-			continue
-		}
-		sent[cmd]++
-		if failed[cmd] && op.Lookup("expectError").IsZero() && op.Lookup("ignoreResultAndError").IsZero() {
-			return reason
-		}
-	}
-	exps, _ := test.Lookup("expectEvents").ArrayOK()
-	ev, _ := exps.Values()
-	for _, e := range ev {
-		evs, _ := e.Document().Lookup("events").ArrayOK()
-		list, _ := evs.Values()
-		count := map[string]int{}
-		for _, x := range list {
-			started, ok := x.Document().Lookup("commandStartedEvent").DocumentOK()
-			if !ok {
-				continue
-			}
-			name, ok := started.Lookup("commandName").StringValueOK()
-			if !ok {
-				if c, ok := started.Lookup("command").DocumentOK(); ok {
-					if el, err := c.Elements(); err == nil && len(el) > 0 {
-						name = el[0].Key()
-					}
-				}
-			}
-			count[name]++
-		}
-		for cmd, n := range count {
-			if failed[cmd] && n > sent[cmd] {
-				return reason
-			}
-		}
 	}
 	return ""
 }
@@ -339,4 +264,12 @@ func TestUnifiedFormatValidFail(t *testing.T) {
 
 func TestUnifiedLoadBalancers(t *testing.T) {
 	runUnifiedSuite(t, "load-balancers", "", "load-balancers", "tests")
+}
+
+func TestUnifiedRetryableReads(t *testing.T) {
+	runUnifiedSuite(t, "retryable-reads/unified", "", "retryable-reads", "tests", "unified")
+}
+
+func TestUnifiedRetryableWrites(t *testing.T) {
+	runUnifiedSuite(t, "retryable-writes/unified", "", "retryable-writes", "tests", "unified")
 }

@@ -39,6 +39,10 @@ type Executor struct {
 	// pool's waitQueueTimeoutMS is ignored (CSOT); 0 leaves only Timeout.
 	ServerSelectionTimeout time.Duration
 
+	// RetryReads and RetryWrites are the client's retryReads and
+	// retryWrites (both true by default).
+	RetryReads, RetryWrites bool
+
 	// stimeout is the last session timeout (sessionTimeout).
 	stimeout atomic.Pointer[time.Duration]
 }
@@ -77,6 +81,10 @@ type Op struct {
 	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
 	// maxMessageSizeBytes), and records how many in Batch.Sent.
 	Batch *Batch
+	// Retry says whether the operation is a retryable read or write (the
+	// retryable-reads and retryable-writes specifications' lists); the
+	// client's retryReads and retryWrites decide whether it is retried.
+	Retry Retry
 	// Check, when set, is called with the selected server's limits
 	// before anything is sent: an error it returns fails the operation,
 	// with nothing sent (an option the server's version cannot take, e.g.
@@ -237,7 +245,7 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		fin.Timeout = dl.Sub(start)
 	}
-	res, err := x.attempt(ctx, op, id, &fin)
+	res, err := x.run(ctx, op, id, &fin)
 	if d.Operation() {
 		fin.Name, fin.Database, fin.Collection, fin.OperationID = op.Name, op.DB, op.Collection, id
 		fin.Duration = time.Since(start)
@@ -249,7 +257,7 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 }
 
 // attempt is one try: select, check out, send.
-func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.OperationFinished) (Result, error) {
+func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.OperationFinished, st *attemptState) (Result, error) {
 	var (
 		addr string
 		p    *pool.Pool[*conn.Conn]
@@ -274,7 +282,11 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	default:
 		t0 := time.Now()
-		s, err := x.Topology.SelectFor(ctx, op.Selector, topology.Op{Name: op.Name, ID: id})
+		sel := op.Selector
+		if len(st.deprioritized) > 0 {
+			sel.Deprioritized = append(sel.Deprioritized[:len(sel.Deprioritized):len(sel.Deprioritized)], st.deprioritized...)
+		}
+		s, err := x.Topology.SelectFor(ctx, sel, topology.Op{Name: op.Name, ID: id})
 		fin.Selection += time.Since(t0)
 		if err != nil {
 			return Result{}, &Error{Op: op.Name, Err: err}
@@ -297,6 +309,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	}()
 	fin.Attempts++
+	st.addr = addr
 	c := pc.Conn()
 	// An OpContext wakes the connection itself when it ends; the
 	// connection is forgotten before it is checked in (deferred above).
@@ -323,6 +336,9 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	switch {
 	case b != nil:
 		sess, stimeout = b.Session, b.timeout
+	case st.sess != nil:
+		// A retry keeps the first attempt's session (and txnNumber).
+		sess, stimeout = st.sess, st.stimeout
 	case op.Unacknowledged || op.NoSession || x.Sessions == nil:
 	case hello.ServiceID != nil:
 		sess, owned = x.Sessions.Get(nil), true
@@ -330,6 +346,21 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		stimeout = x.sessionTimeout(*td.LogicalSessionTimeoutMinutes)
 		sess, owned = x.Sessions.Get(stimeout), true
 	}
+	if owned {
+		// The operation keeps it across its attempts (run puts it back).
+		st.sess, st.stimeout, owned = sess, stimeout, false
+	}
+	st.supportsRetryWrites = sess != nil && hello.MaxWireVersion >= 6 && hello.LogicalSessionTimeoutMinutes != nil &&
+		(hello.SetName != "" || hello.MsgIsDBGrid || hello.ServiceID != nil)
+	var txn *int64
+	if st.retry == RetryWrite && x.RetryWrites && !op.Unacknowledged && st.supportsRetryWrites {
+		if st.txn == 0 {
+			sess.TxnNumber++
+			st.txn = sess.TxnNumber
+		}
+		txn = &st.txn
+	}
+	st.sent, st.wire44 = false, hello.MaxWireVersion >= 9
 	var clusterTime bson.Raw
 	if x.Clock != nil && hello.MaxWireVersion >= 6 {
 		clusterTime = x.Clock.Get()
@@ -350,6 +381,9 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		ebuf := getCmdBuf()
 		defer putCmdBuf(ebuf)
 		cmd = extend((*ebuf)[:0], cmd, sess, clusterTime, op.ReadConcern, op.WriteConcern, rp)
+		if txn != nil {
+			cmd = appendTxnNumber(cmd, *txn)
+		}
 		*ebuf = cmd
 	}
 	if sess != nil {
@@ -365,9 +399,6 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		l.MaxDocumentSize += bt.Slack
 		n, err := wire.SplitBatch(bt.Docs, len(cmd)+len(bt.Identifier)+64, l)
 		if err != nil {
-			if owned {
-				x.Sessions.Put(sess, stimeout)
-			}
 			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
 		}
 		bt.Sent = n
@@ -375,6 +406,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	req := conn.Request{DB: op.DB, Command: cmd, Sequences: seqs, MoreToCome: op.Unacknowledged, Watched: watched,
 		LazyBody: op.Cursor || b != nil}
+	st.sent = true
 	r, err := c.MonitoredCommand(ctx, &req, x.Events, id)
 	if err != nil && !errors.Is(context.Cause(ctx), ErrClientDisconnected) {
 		x.Topology.HandleConnError(pc, addr, err, description.PhaseOperation)
@@ -421,10 +453,10 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 			nb.pinned, nb.pool, keep = pc, p, true
 			pc.Pin(pool.PinCursor)
 		}
-		res.Binding, owned = nb, false
-	}
-	if owned {
-		x.Sessions.Put(sess, stimeout)
+		res.Binding = nb
+		if st.sess == sess {
+			st.sess = nil // the cursor's now, until Release
+		}
 	}
 	if r == nil && body == nil {
 		return res, &Error{Op: op.Name, Address: addr, Err: err}

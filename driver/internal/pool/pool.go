@@ -827,9 +827,13 @@ func (p *Pool[C]) CheckIn(ctx context.Context, c *Pooled[C]) error {
 		reason = event.ReasonPoolClosed
 	case c.err != nil:
 		reason = event.ReasonError
+	case c.conn.Closed() && !c.interrupted.Load():
+		// Closed by an error of its own: that is why it goes, even if
+		// the error also cleared the pool.
+		reason = event.ReasonError
 	case p.staleLocked(c):
 		reason = event.ReasonStale
-	case c.interrupted.Load() || c.conn.Closed():
+	case c.interrupted.Load():
 		reason = event.ReasonError
 	}
 	if reason != "" {

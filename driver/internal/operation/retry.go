@@ -1,0 +1,243 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/pool"
+	"github.com/mongoscope/mongoscope/driver/internal/session"
+	"github.com/mongoscope/mongoscope/driver/internal/topology/description"
+)
+
+// Retry is how an operation may be retried.
+type Retry uint8
+
+const (
+	// RetryNone: never retried (getMore, runCommand, multi-document
+	// updates and deletes, admin commands).
+	RetryNone Retry = iota
+	// RetryRead: a retryable read (find, aggregate without $out/$merge,
+	// distinct, count, listDatabases, listCollections, listIndexes).
+	RetryRead
+	// RetryWrite: a retryable write (insert, a single update, replace or
+	// delete, findAndModify, a bulk write batch without multi statements),
+	// sent with a txnNumber when the server supports retryable writes.
+	RetryWrite
+)
+
+// attemptState is what an operation's attempts share: the implicit
+// session (kept across a retry, with its txnNumber), the server the last
+// attempt used, and the servers a retry avoids.
+type attemptState struct {
+	retry    Retry // op.Retry, or RetryNone for a batch with a multi statement
+	sess     *session.Server
+	stimeout *time.Duration
+	txn      int64 // the retryable write's txnNumber, 0 until assigned
+	// supportsRetryWrites: the last attempt's server takes retryable
+	// writes (a replica set member, mongos or load balancer with sessions).
+	supportsRetryWrites bool
+	addr                string // the last attempt's server, "" before checkout
+	sent                bool   // the last attempt's command was (being) sent
+	wire44              bool   // the last attempt's server is 4.4 or later (wire 9)
+	deprioritized       []string
+}
+
+// run runs op's attempts. Without client-side operation timeouts a
+// retryable read or write is retried once, after a retryable error, on a
+// server selected again (a mongos that failed is avoided; the
+// retryable-reads and retryable-writes specifications). A write keeps
+// its session and txnNumber, so the server applies it at most once. When
+// the retry fails with NoWritesPerformed, or its server does not take
+// retryable writes, the first error is returned.
+//
+// The seed documents (../shared/seeds, 003 for reads) say reads retry as
+// many times as needed; the current specification retries once without a
+// timeout, which is what this does.
+func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.OperationFinished) (Result, error) {
+	st := attemptState{retry: op.Retry}
+	if st.retry == RetryWrite && op.Batch != nil && !batchRetryable(op.Batch) {
+		st.retry = RetryNone
+	}
+	defer x.putSession(&st)
+	res, err := x.attempt(ctx, op, id, fin, &st)
+	x.labelNetworkError(err, &st)
+	if err == nil || !x.shouldRetry(ctx, op, &st, err) {
+		return res, err
+	}
+	first, firstRes := err, res
+	if st.addr != "" && x.Topology.Description().Type == description.Sharded {
+		st.deprioritized = append(st.deprioritized, st.addr)
+	}
+	st.addr = ""
+	res, err = x.attempt(ctx, op, id, fin, &st)
+	x.labelNetworkError(err, &st)
+	switch {
+	case err == nil:
+		return res, nil
+	case st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites:
+		// The retry's server does not take retryable writes: nothing was
+		// retried, and the first error is the one that tells.
+		return firstRes, first
+	case hasLabel(err, "NoWritesPerformed"):
+		return firstRes, first
+	}
+	return res, err
+}
+
+// putSession returns the operation's implicit session to the pool,
+// unless a cursor took it.
+func (x *Executor) putSession(st *attemptState) {
+	if st.sess != nil {
+		x.Sessions.Put(st.sess, st.stimeout)
+		st.sess = nil
+	}
+}
+
+// shouldRetry tells whether op's failed first attempt is retried.
+func (x *Executor) shouldRetry(ctx context.Context, op *Op, st *attemptState, err error) bool {
+	if op.Binding != nil || ctx.Err() != nil || errors.Is(err, ErrClientDisconnected) {
+		return false
+	}
+	switch st.retry {
+	case RetryWrite:
+		if !x.RetryWrites || op.Unacknowledged {
+			return false
+		}
+		if st.sent && !st.supportsRetryWrites {
+			return false
+		}
+		return retryableWriteError(err, st)
+	case RetryRead:
+		return x.RetryReads && retryableReadError(err)
+	}
+	return false
+}
+
+// retryableWriteCodes are the codes for which a driver adds the
+// RetryableWriteError label to a server older than 4.4, which does not add
+// it itself (retryable-writes specification).
+var retryableWriteCodes = map[int32]bool{
+	11600: true, 11602: true, 10107: true, 13435: true, 13436: true, 189: true, 91: true,
+	7: true, 6: true, 89: true, 9001: true, 262: true,
+}
+
+// retryableReadCodes are the retryable-reads specification's codes.
+var retryableReadCodes = map[int32]bool{
+	11600: true, 11602: true, 10107: true, 13435: true, 13436: true, 189: true, 91: true,
+	7: true, 6: true, 89: true, 9001: true, 134: true, 262: true,
+}
+
+// retryableWriteError: a network error, a cleared pool, or an error
+// the server labelled RetryableWriteError (or, before 4.4, one of the
+// retryable codes, in a command or a write concern error).
+func retryableWriteError(err error, st *attemptState) bool {
+	if isNetwork(err) || isPoolCleared(err) {
+		return true
+	}
+	if hasLabel(err, "RetryableWriteError") {
+		return true
+	}
+	var ce *conn.CommandError
+	if errors.As(err, &ce) && st.sent && !st.wire44 {
+		if retryableWriteCodes[ce.Code] {
+			return true
+		}
+		if w := ce.WriteConcernError; w != nil && retryableWriteCodes[w.Code] {
+			return true
+		}
+	}
+	var wce *conn.WriteConcernError
+	if errors.As(err, &wce) && !st.wire44 && retryableWriteCodes[wce.Code] {
+		return true
+	}
+	return false
+}
+
+// retryableReadError: a network error, a cleared pool, or one of the
+// retryable-reads specification's codes.
+func retryableReadError(err error) bool {
+	if isNetwork(err) || isPoolCleared(err) {
+		return true
+	}
+	var ce *conn.CommandError
+	return errors.As(err, &ce) && retryableReadCodes[ce.Code]
+}
+
+func isPoolCleared(err error) bool {
+	var pe *pool.PoolClearedError
+	return errors.As(err, &pe)
+}
+
+// hasLabel tells whether err carries the error label, from the server
+// (a command or write concern error) or the driver (a network error).
+func hasLabel(err error, label string) bool {
+	var ce *conn.CommandError
+	if errors.As(err, &ce) && ce.HasLabel(label) {
+		return true
+	}
+	var wce *conn.WriteConcernError
+	if errors.As(err, &wce) {
+		for _, l := range wce.Labels {
+			if l == label {
+				return true
+			}
+		}
+	}
+	var ne *conn.NetworkError
+	return errors.As(err, &ne) && ne.HasLabel(label)
+}
+
+// appendTxnNumber returns cmd with txnNumber appended, in cmd's own
+// buffer when it has room.
+func appendTxnNumber(cmd bson.Raw, txn int64) bson.Raw {
+	if len(cmd) < 5 {
+		return cmd
+	}
+	b := append([]byte(cmd[:len(cmd)-1]), 0x12)
+	b = append(b, "txnNumber"...)
+	b = append(b, 0)
+	b = bson.AppendInt64(b, txn)
+	b = append(b, 0)
+	n := uint32(len(b))
+	b[0], b[1], b[2], b[3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
+	return b
+}
+
+// batchRetryable tells whether a write batch may be retried: not when an
+// update statement is multi: true, or a delete statement has limit 0
+// (updateMany, deleteMany, and bulk writes holding them).
+func batchRetryable(bt *Batch) bool {
+	switch bt.Identifier {
+	case "updates":
+		for _, d := range bt.Docs {
+			if m, ok := d.Lookup("multi").BooleanOK(); ok && m {
+				return false
+			}
+		}
+	case "deletes":
+		for _, d := range bt.Docs {
+			if l, ok := d.Lookup("limit").AsInt64OK(); ok && l == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// labelNetworkError adds RetryableWriteError to a network error of a
+// retryable write to a server that takes them, with retryWrites on, as
+// the retryable-writes specification asks (the label tells the
+// application the write may be retried).
+func (x *Executor) labelNetworkError(err error, st *attemptState) {
+	if err == nil || st.retry != RetryWrite || !x.RetryWrites || !st.supportsRetryWrites {
+		return
+	}
+	var ne *conn.NetworkError
+	if errors.As(err, &ne) && !ne.HasLabel("RetryableWriteError") {
+		ne.Labels = append(ne.Labels[:len(ne.Labels):len(ne.Labels)], "RetryableWriteError")
+	}
+}
