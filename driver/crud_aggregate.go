@@ -124,7 +124,7 @@ func aggregateCommand(target bson.RawValue, pipeline any, o *AggregateOptions) (
 // specification's "Read preferences and server selection" says.
 func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shape operation.PipelineShape) *operation.Op {
 	op := &operation.Op{Name: "aggregate", DB: db, Collection: coll, Command: cmd, Cursor: true,
-		Selector: selection.Read(c.readPref), ReadConcern: c.rc}
+		Selector: selection.Read(c.readPref), ReadConcern: c.rc, Causal: true}
 	if shape.Write {
 		// An unacknowledged write concern is sent as it is, but the reply
 		// is awaited: it carries the cursor.

@@ -340,3 +340,11 @@ func TestUnifiedFormatValidFail(t *testing.T) {
 func TestUnifiedLoadBalancers(t *testing.T) {
 	runUnifiedSuite(t, "load-balancers", "", "load-balancers", "tests")
 }
+
+func TestUnifiedSessions(t *testing.T) {
+	runUnifiedSuite(t, "sessions", "", "sessions", "tests")
+}
+
+func TestUnifiedCausalConsistency(t *testing.T) {
+	runUnifiedSuite(t, "causal-consistency", "", "causal-consistency", "tests")
+}
