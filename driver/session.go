@@ -67,6 +67,8 @@ var (
 	// ErrSnapshotNotSupported: a snapshot session's operation on a server
 	// older than MongoDB 5.0.
 	ErrSnapshotNotSupported = errors.New("driver: Snapshot reads require MongoDB 5.0 or later")
+	// ErrNoSnapshotTime: SnapshotTime in a session that has none.
+	ErrNoSnapshotTime = errors.New("driver: the session has no snapshot time")
 )
 
 // SessionError is the misuse of a session in an operation (Op), found
@@ -179,15 +181,19 @@ func (s *Session) AdvanceOperationTime(ts bson.Timestamp) {
 	s.s.AdvanceOperationTime(session.Timestamp{T: ts.T, I: ts.I})
 }
 
-// SnapshotTime returns the snapshot a snapshot session reads from; nil
-// before its first read (without SessionOptions.SnapshotTime), and in any
-// other session.
-func (s *Session) SnapshotTime() *bson.Timestamp {
+// SnapshotTime returns the snapshot a snapshot session reads from: the
+// atClusterTime its first read saw, or SessionOptions.SnapshotTime. It is
+// a *SessionError (ErrNoSnapshotTime) in a session that is not a snapshot
+// session, and before a snapshot session's first read.
+func (s *Session) SnapshotTime() (bson.Timestamp, error) {
+	if !s.s.Snapshot {
+		return bson.Timestamp{}, &SessionError{Op: "SnapshotTime", Err: fmt.Errorf("%w: not a snapshot session", ErrNoSnapshotTime)}
+	}
 	ts, ok := s.s.SnapshotTime()
 	if !ok {
-		return nil
+		return bson.Timestamp{}, &SessionError{Op: "SnapshotTime", Err: fmt.Errorf("%w yet: no read has run in the session", ErrNoSnapshotTime)}
 	}
-	return &bson.Timestamp{T: ts.T, I: ts.I}
+	return bson.Timestamp{T: ts.T, I: ts.I}, nil
 }
 
 // Dirty tells whether a network error hit a command of the session, so

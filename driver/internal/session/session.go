@@ -85,7 +85,11 @@ func (p *Pool) Get(timeout *time.Duration) *Server {
 		}
 	}
 	p.created++
-	return newServer()
+	s := newServer()
+	// A new session counts as used now: one taken ahead of its first
+	// command (an explicit session's ID) is not stale when returned.
+	s.LastUse = now
+	return s
 }
 
 // Put returns s to the pool, unless it is dirty or about to expire. The

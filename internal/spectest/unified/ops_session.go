@@ -55,9 +55,9 @@ func init() {
 		if err := argKeys(args); err != nil {
 			return result{}, err
 		}
-		ts := obj.(*sessionEntity).s.SnapshotTime()
-		if ts == nil {
-			return result{}, errors.New("the session has no snapshot time")
+		ts, err := obj.(*sessionEntity).s.SnapshotTime()
+		if err != nil {
+			return result{}, err
 		}
 		return result{v: bson.RawValue{Type: bson.TypeTimestamp, Value: bson.AppendTimestamp(nil, ts.T, ts.I)}}, nil
 	})
