@@ -196,6 +196,16 @@ func GreaterClusterTime(a, b bson.Raw) bson.Raw {
 // session rc with afterClusterTime once the session has an operationTime;
 // otherwise rc. clusterTimes says the deployment supports cluster times
 // (afterClusterTime is not sent otherwise).
+//
+// Which commands get it is the caller's (operation.Op.Causal): reads that
+// take a read concern and the write commands. The seed text of the
+// causal-consistency specification (/work/shared/seeds, the rendered book)
+// still says "causally consistent read operations" only; the Markdown
+// specification (changelog 2026-05-04) and its causal-consistency-write-
+// commands.json tests require afterClusterTime on the write commands too,
+// which this follows. The seed's snapshot-sessions text likewise predates
+// SessionOptions.snapshotTime, which the Markdown and snapshot-sessions.json
+// have.
 func (c *Client) ReadConcern(rc bson.Raw, clusterTimes bool) bson.Raw {
 	c.mu.Lock()
 	snap, hasSnap, op := c.snapshot, c.hasSnapshot, c.opTime
