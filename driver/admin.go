@@ -88,7 +88,7 @@ func maxTimeMS(arg string, d *time.Duration) (*int64, error) {
 // its write concern.
 func dbWriteOp(db *Database, name, coll string, cmd bson.Raw) *operation.Op {
 	return &operation.Op{Name: name, DB: db.name, Collection: coll, Command: cmd,
-		Selector: selection.Write(), WriteConcern: db.c.wc, Unacknowledged: !db.c.wcAck}
+		Selector: selection.Write(), WriteConcern: db.c.wc, Unacknowledged: !db.c.wcAck, Causal: true}
 }
 
 // malformed is the error of a reply that lacks what the operation reads;
@@ -598,6 +598,7 @@ func (coll *Collection) Rename(ctx context.Context, newName string, opts ...*Ren
 		return err
 	}
 	op.DB = "admin"
+	op.Causal = false // not among the commands that take afterClusterTime
 	_, err = coll.run(ctx, op)
 	return err
 }

@@ -489,6 +489,9 @@ func (c *Client) run(ctx context.Context, op *operation.Op) (bson.Raw, error) {
 // execute runs op as one client operation (Disconnect waits for it, and
 // interrupts it) and returns the driver's public errors.
 func (c *Client) execute(ctx context.Context, op *operation.Op) (operation.Result, error) {
+	if err := c.withSession(ctx, op); err != nil {
+		return operation.Result{}, err
+	}
 	opCtx, slot, err := c.beginOp(ctx)
 	if err != nil {
 		return operation.Result{}, err

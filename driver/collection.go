@@ -81,7 +81,7 @@ func (coll *Collection) override(prefix string, rc *ReadConcern, wc *WriteConcer
 // preference and read concern.
 func (coll *Collection) readOp(name string, cmd bson.Raw) *operation.Op {
 	return &operation.Op{Name: name, DB: coll.db.name, Collection: coll.name, Command: cmd,
-		Selector: selection.Read(coll.c.readPref), ReadConcern: coll.c.rc, Retry: operation.RetryRead}
+		Selector: selection.Read(coll.c.readPref), ReadConcern: coll.c.rc, Retry: operation.RetryRead, Causal: true}
 }
 
 // writeOp returns an Op for a write on the collection under its write
@@ -109,7 +109,7 @@ func (coll *Collection) writeOp(name string, cmd bson.Raw, wc *WriteConcern) (*o
 // commands are copies of it).
 func (coll *Collection) writeBase() operation.Op {
 	return operation.Op{DB: coll.db.name, Collection: coll.name,
-		Selector: selection.Write(), WriteConcern: coll.c.wc, Unacknowledged: !coll.c.wcAck}
+		Selector: selection.Write(), WriteConcern: coll.c.wc, Unacknowledged: !coll.c.wcAck, Causal: true}
 }
 
 // marshalDoc encodes a document argument (a struct, a map, a bson.D, a

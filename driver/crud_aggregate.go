@@ -124,7 +124,7 @@ func aggregateCommand(target bson.RawValue, pipeline any, o *AggregateOptions) (
 // specification's "Read preferences and server selection" says.
 func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shape operation.PipelineShape) *operation.Op {
 	op := &operation.Op{Name: "aggregate", DB: db, Collection: coll, Command: cmd, Cursor: true,
-		Selector: selection.Read(c.readPref), ReadConcern: c.rc, Retry: operation.RetryRead}
+		Selector: selection.Read(c.readPref), ReadConcern: c.rc, Retry: operation.RetryRead, Causal: true}
 	if shape.Write {
 		op.Retry = operation.RetryNone // $out and $merge are not retryable reads
 		// An unacknowledged write concern is sent as it is, but the reply

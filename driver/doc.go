@@ -24,8 +24,9 @@
 //
 // Every operation runs through one execution path (package
 // driver/internal/operation): server selection, connection checkout, the
-// command built by appending, an implicit session's lsid wherever the
-// server supports sessions (none on unacknowledged writes), the highest
+// command built by appending, the lsid of the context's explicit session
+// (NewSessionContext) or of an implicit one wherever the server supports
+// sessions (none on unacknowledged writes), the highest
 // $clusterTime seen, the concerns and $readPreference, then the reply and
 // the errors, with the operation, command, selection and pool events on
 // the way. Cursors send getMore and killCursors to the server that opened

@@ -555,6 +555,9 @@ func convert(err error, addr string, connID int64) error {
 	}
 	switch e := err.(type) {
 	case *operation.Error:
+		if se, ok := sessionError(e.Op, e.Err); ok {
+			return se
+		}
 		return &OperationError{Op: e.Op, Address: e.Address, Err: convert(e.Err, e.Address, 0)}
 	case *conn.CommandError:
 		ce := &CommandError{Code: e.Code, CodeName: e.CodeName, Message: e.Message, Labels: e.Labels, Raw: e.Raw}

@@ -273,3 +273,11 @@ func TestUnifiedRetryableReads(t *testing.T) {
 func TestUnifiedRetryableWrites(t *testing.T) {
 	runUnifiedSuite(t, "retryable-writes/unified", "", "retryable-writes", "tests", "unified")
 }
+
+func TestUnifiedSessions(t *testing.T) {
+	runUnifiedSuite(t, "sessions", "", "sessions", "tests")
+}
+
+func TestUnifiedCausalConsistency(t *testing.T) {
+	runUnifiedSuite(t, "causal-consistency", "", "causal-consistency", "tests")
+}

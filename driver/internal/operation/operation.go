@@ -76,6 +76,18 @@ type Op struct {
 	Binding *Binding
 	// NoSession sends no lsid even where sessions are supported.
 	NoSession bool
+	// Session is the explicit session the operation runs in (nil: an
+	// implicit one, when the deployment supports sessions). Its server
+	// session is taken from the pool at its first use; a reply advances
+	// its cluster and operation times.
+	Session *session.Client
+	// Causal marks a command that carries the session's read concern in an
+	// explicit session: readConcern.afterClusterTime in a causally
+	// consistent one, {level: "snapshot", atClusterTime} in a snapshot
+	// one. Reads that take a read concern (find, aggregate, count,
+	// distinct) and the write commands set it; runCommand, getMore and
+	// killCursors do not.
+	Causal bool
 	// Batch, when set, holds a write's statements: each attempt sends as
 	// many of them, from the start, as fit in one message under the
 	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
@@ -128,6 +140,10 @@ type Binding struct {
 	pinned  *pool.Pooled[*conn.Conn]
 	pool    *pool.Pool[*conn.Conn]
 	timeout *time.Duration // the session timeout when the session was taken
+	// explicit is the explicit session Session belongs to (nil for an
+	// implicit one): Release does not give it back to the pool, and the
+	// cursor's replies advance its times.
+	explicit *session.Client
 	// wire is the maxWireVersion of the connection that opened the cursor.
 	wire int32
 }
@@ -181,6 +197,16 @@ func (o *OpContext) use(c *conn.Conn) {
 	o.conn = c
 	o.mu.Unlock()
 }
+
+// ErrSessionsNotSupported is the cause of an operation in an explicit
+// session on a deployment that does not support sessions (the
+// driver-sessions specification).
+var ErrSessionsNotSupported = errors.New("sessions are not supported by this deployment")
+
+// ErrSnapshotNotSupported is the cause of an operation in a snapshot
+// session on a server older than 5.0 (wire version 13), with the message
+// the snapshot-sessions specification gives.
+var ErrSnapshotNotSupported = errors.New("Snapshot reads require MongoDB 5.0 or later")
 
 // ErrClientDisconnected is the cause with which the client cancels the
 // contexts of the operations it interrupts when it disconnects (package
@@ -333,6 +359,10 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	var sess *session.Server
 	var stimeout *time.Duration
 	owned := false
+	exp := op.Session // an explicit session
+	if b != nil {
+		exp = b.explicit
+	}
 	switch {
 	case b != nil:
 		sess, stimeout = b.Session, b.timeout
@@ -340,6 +370,22 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		// A retry keeps the first attempt's session (and txnNumber).
 		sess, stimeout = st.sess, st.stimeout
 	case op.Unacknowledged || op.NoSession || x.Sessions == nil:
+		exp = nil
+	case exp != nil:
+		// An explicit session takes its server session at its first use.
+		if hello.ServiceID == nil {
+			if hello.LogicalSessionTimeoutMinutes == nil || td.LogicalSessionTimeoutMinutes == nil {
+				return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: ErrSessionsNotSupported}
+			}
+			stimeout = x.sessionTimeout(*td.LogicalSessionTimeoutMinutes)
+		}
+		if exp.Snapshot && hello.MaxWireVersion < 13 {
+			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: ErrSnapshotNotSupported}
+		}
+		var err error
+		if sess, err = exp.Server(stimeout); err != nil {
+			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
+		}
 	case hello.ServiceID != nil:
 		sess, owned = x.Sessions.Get(nil), true
 	case hello.LogicalSessionTimeoutMinutes != nil && td.LogicalSessionTimeoutMinutes != nil:
@@ -364,6 +410,14 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	var clusterTime bson.Raw
 	if x.Clock != nil && hello.MaxWireVersion >= 6 {
 		clusterTime = x.Clock.Get()
+		if exp != nil {
+			// The greater of the client's and the session's.
+			clusterTime = session.GreaterClusterTime(clusterTime, exp.ClusterTime())
+		}
+	}
+	rc := op.ReadConcern
+	if exp != nil && op.Causal && b == nil {
+		rc = exp.ReadConcern(rc, hello.MaxWireVersion >= 6)
 	}
 	var rp bson.Raw
 	if !op.Selector.Write && b == nil {
@@ -375,12 +429,12 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	}
 	cmd := op.Command
-	if sess != nil || clusterTime != nil || op.ReadConcern != nil || op.WriteConcern != nil || rp != nil {
+	if sess != nil || clusterTime != nil || rc != nil || op.WriteConcern != nil || rp != nil {
 		// The extended copy only lives until the message is written (the
 		// command event takes its own copy), so its buffer is pooled.
 		ebuf := getCmdBuf()
 		defer putCmdBuf(ebuf)
-		cmd = extend((*ebuf)[:0], cmd, sess, clusterTime, op.ReadConcern, op.WriteConcern, rp)
+		cmd = extend((*ebuf)[:0], cmd, sess, clusterTime, rc, op.WriteConcern, rp)
 		if txn != nil {
 			cmd = appendTxnNumber(cmd, *txn)
 		}
@@ -435,18 +489,23 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 			err = &ReplyError{Field: "writeConcernError", Reason: fmt.Sprintf("a %s, not a document", v.Type)}
 		}
 	}
-	if x.Clock != nil {
+	if x.Clock != nil || exp != nil {
 		src := body
 		if src == nil && err != nil {
 			src = commandErrorReply(err)
 		}
-		if ct, e := src.LookupErr("$clusterTime"); e == nil && ct.Type == bson.TypeEmbeddedDocument {
+		if ct, e := src.LookupErr("$clusterTime"); e == nil && ct.Type == bson.TypeEmbeddedDocument && x.Clock != nil {
 			x.Clock.Advance(ct.Document())
+		}
+		if exp != nil {
+			// operationTime, $clusterTime and a snapshot's atClusterTime,
+			// from a failed command's reply too.
+			exp.Observe(src)
 		}
 	}
 	res := Result{Body: body, Address: addr, Buf: bodyBuf}
 	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
-		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion}
+		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion, explicit: exp}
 		if hello.ServiceID != nil {
 			// Load-balanced mode: the cursor lives on this connection,
 			// which the pool counts as in use by a cursor.
@@ -473,10 +532,11 @@ func (x *Executor) Release(ctx context.Context, b *Binding) {
 	if b == nil {
 		return
 	}
-	if b.Session != nil && x.Sessions != nil {
+	if b.Session != nil && x.Sessions != nil && b.explicit == nil {
 		x.Sessions.Put(b.Session, b.timeout)
-		b.Session = nil
 	}
+	// An explicit session's server session goes back when it ends.
+	b.Session = nil
 	if b.pinned != nil {
 		b.pool.CheckIn(ctx, b.pinned)
 		b.pinned = nil
@@ -540,6 +600,11 @@ func commandErrorReply(err error) bson.Raw {
 	}
 	return nil
 }
+
+// SessionTimeout returns the last session timeout the deployment reported
+// (nil before any, or behind a load balancer), for an explicit session
+// that takes its server session before its first command.
+func (x *Executor) SessionTimeout() *time.Duration { return x.stimeout.Load() }
 
 // sessionTimeout returns logicalSessionTimeoutMinutes as a duration, the
 // same pointer while the value stays the same (the session pool and the

@@ -2,11 +2,13 @@
 // specification's server session pool) and its cluster clock ($clusterTime
 // gossip).
 //
-// Only implicit sessions use it today: each operation on a deployment that
-// supports sessions takes a server session from the pool after it has a
+// An operation without an explicit session, on a deployment that supports
+// sessions, takes a server session from the pool after it has a
 // connection, sends its lsid, and gives it back when the operation (or the
-// cursor it opened) ends. Explicit sessions, retryable writes and
-// transactions build on the same Server type.
+// cursor it opened) ends. An explicit session (Client) takes its server
+// session at its first use and gives it back when it ends; it keeps its
+// own cluster and operation times for causal consistency and snapshot
+// reads.
 package session
 
 import (
@@ -85,7 +87,11 @@ func (p *Pool) Get(timeout *time.Duration) *Server {
 		}
 	}
 	p.created++
-	return newServer()
+	s := newServer()
+	// A new session counts as used now: one taken ahead of its first
+	// command (an explicit session's ID) is not stale when returned.
+	s.LastUse = now
+	return s
 }
 
 // Put returns s to the pool, unless it is dirty or about to expire. The

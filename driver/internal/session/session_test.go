@@ -116,3 +116,121 @@ func TestClockKeepsGreatest(t *testing.T) {
 		t.Fatal("a malformed document moved the clock")
 	}
 }
+
+func ts(t, i uint32) bson.RawValue {
+	return bson.RawValue{Type: bson.TypeTimestamp, Value: bson.AppendTimestamp(nil, t, i)}
+}
+
+func doc(kv ...any) bson.Raw {
+	st, b := bson.AppendDocumentStart(nil)
+	for i := 0; i < len(kv); i += 2 {
+		switch v := kv[i+1].(type) {
+		case string:
+			b = bson.AppendStringElement(b, kv[i].(string), v)
+		case bson.RawValue:
+			b = bson.AppendValueElement(b, kv[i].(string), v)
+		case bson.Raw:
+			b = bson.AppendDocumentElement(b, kv[i].(string), v)
+		}
+	}
+	b, _ = bson.AppendDocumentEnd(b, st)
+	return b
+}
+
+// The readConcern an explicit session sends, by kind of session and what
+// it has seen.
+func TestClientReadConcern(t *testing.T) {
+	majority := doc("level", "majority")
+	tests := []struct {
+		name         string
+		c            *Client
+		opTime, snap *Timestamp
+		rc           bson.Raw
+		clusterTimes bool
+		want         bson.Raw
+	}{
+		{"causal, no operationTime yet", &Client{Causal: true}, nil, nil, nil, true, nil},
+		{"causal, level kept", &Client{Causal: true}, nil, nil, majority, true, majority},
+		{"causal, afterClusterTime", &Client{Causal: true}, &Timestamp{5, 1}, nil, nil, true, doc("afterClusterTime", ts(5, 1))},
+		{"causal, merged", &Client{Causal: true}, &Timestamp{5, 1}, nil, majority, true, doc("level", "majority", "afterClusterTime", ts(5, 1))},
+		{"causal, no cluster times", &Client{Causal: true}, &Timestamp{5, 1}, nil, majority, false, majority},
+		{"not causal", &Client{}, &Timestamp{5, 1}, nil, majority, true, majority},
+		{"snapshot, first read", &Client{Snapshot: true}, &Timestamp{5, 1}, nil, majority, true, doc("level", "snapshot")},
+		{"snapshot, later", &Client{Snapshot: true}, nil, &Timestamp{3, 2}, nil, true, doc("level", "snapshot", "atClusterTime", ts(3, 2))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.opTime != nil {
+				tt.c.AdvanceOperationTime(*tt.opTime)
+			}
+			if tt.snap != nil {
+				tt.c.SetSnapshotTime(*tt.snap)
+			}
+			if got := tt.c.ReadConcern(tt.rc, tt.clusterTimes); string(got) != string(tt.want) {
+				t.Fatalf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// Observe takes operationTime (only forward), $clusterTime, and a
+// snapshot session's first atClusterTime.
+func TestClientObserve(t *testing.T) {
+	ct := func(t, i uint32) bson.Raw { return doc("clusterTime", ts(t, i)) }
+	c := &Client{Snapshot: true}
+	c.Observe(doc("operationTime", ts(4, 1), "$clusterTime", ct(4, 1), "cursor", doc("atClusterTime", ts(4, 0))))
+	c.Observe(doc("operationTime", ts(3, 1), "$clusterTime", ct(3, 1), "atClusterTime", ts(9, 9)))
+	if op, ok := c.OperationTime(); !ok || op != (Timestamp{4, 1}) {
+		t.Errorf("operationTime %v", op)
+	}
+	if got := c.ClusterTime(); string(got) != string(ct(4, 1)) {
+		t.Errorf("clusterTime %s", got)
+	}
+	if s, ok := c.SnapshotTime(); !ok || s != (Timestamp{4, 0}) {
+		t.Errorf("snapshot time %v", s)
+	}
+	d := &Client{}
+	d.Observe(doc("atClusterTime", ts(9, 9)))
+	if _, ok := d.SnapshotTime(); ok {
+		t.Error("a non-snapshot session recorded a snapshot time")
+	}
+	if g := GreaterClusterTime(ct(1, 2), ct(1, 3)); string(g) != string(ct(1, 3)) {
+		t.Errorf("GreaterClusterTime %s", g)
+	}
+	if g := GreaterClusterTime(ct(2, 0), nil); string(g) != string(ct(2, 0)) {
+		t.Errorf("GreaterClusterTime with nil %s", g)
+	}
+}
+
+// The server session is taken once, lazily, and returned once at End;
+// after End the session refuses to give it.
+func TestClientServerSession(t *testing.T) {
+	p := NewPool()
+	c := &Client{Pool: p}
+	if p.InUse() != 0 {
+		t.Fatal("taken before use")
+	}
+	s1, _ := c.Server(nil)
+	s2, _ := c.Server(nil)
+	if s1 != s2 || p.InUse() != 1 {
+		t.Fatalf("two server sessions, or %d in use", p.InUse())
+	}
+	c.End()
+	c.End()
+	if p.InUse() != 0 || p.Len() != 1 {
+		t.Fatalf("after End: in use %d, idle %d", p.InUse(), p.Len())
+	}
+	if _, err := c.Server(nil); err != ErrEnded {
+		t.Fatalf("Server after End: %v", err)
+	}
+	d := &Client{Pool: p}
+	s, _ := d.Server(nil)
+	s.Dirty = true
+	if !d.Dirty() {
+		t.Fatal("not dirty")
+	}
+	d.End()
+	if p.Len() != 0 {
+		t.Fatal("a dirty server session went back to the pool")
+	}
+}

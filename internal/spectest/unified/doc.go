@@ -24,7 +24,7 @@
 // expectLogMessages and outcome. Entity operations are a registry keyed
 // by entity kind and name, one function each in ops_<kind>.go; the
 // special operations are in ops_testrunner.go. A test that needs a
-// driver feature that does not exist yet (sessions, GridFS, change
+// driver feature that does not exist yet (transactions, GridFS, change
 // streams, client-side encryption, an operation without a driver method)
 // is skipped with the reason, never passed; a server feature the
 // deployment lacks (GapReporter) skips it too.

@@ -35,6 +35,8 @@ func entityKind(e any) string {
 		return "bson"
 	case *topologyEntity:
 		return "topologyDescription"
+	case *sessionEntity:
+		return "session"
 	case *unsupportedEntity:
 		return e.kind
 	}
@@ -44,7 +46,6 @@ func entityKind(e any) string {
 // The entities whose driver feature does not exist yet: the test that
 // defines one is skipped with this reason.
 var unsupportedEntities = map[string]string{
-	"session":          "session entities: the driver has no sessions yet",
 	"bucket":           "bucket entities: the driver has no GridFS API yet",
 	"clientEncryption": "clientEncryption entities: the driver has no client-side field level encryption",
 }
@@ -120,6 +121,8 @@ func (tr *testRun) createEntity(kind string, def bson.Raw) error {
 	switch kind {
 	case "client":
 		return tr.createClient(id, def)
+	case "session":
+		return tr.createSession(id, def)
 	case "database":
 		if err := checkKeys(def, "id", "client", "databaseName", "databaseOptions"); err != nil {
 			return err

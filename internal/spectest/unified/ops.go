@@ -79,7 +79,7 @@ var notOffered = map[string]string{
 
 var knownOps = map[string][]string{
 	"client": {"close", "appendMetadata", "createChangeStream", "watch", "clientBulkWrite", "listDatabases",
-		"listDatabaseNames", "listDatabaseObjects", "startSession"},
+		"listDatabaseNames", "listDatabaseObjects", "startSession", "dropDatabase"},
 	"database": {"aggregate", "createChangeStream", "watch", "listCollections", "listCollectionNames",
 		"listCollectionObjects", "runCommand", "runCursorCommand", "createCommandCursor", "createCollection",
 		"dropCollection", "modifyCollection", "dropDatabase"},
@@ -162,12 +162,11 @@ func (tr *testRun) operation(op bson.Raw) error {
 		}
 		return fmt.Errorf("unsupported operation %q on a %s entity", name, kind)
 	}
-	if s, ok := args.Lookup("session").StringValueOK(); ok {
-		if _, err := tr.lookup(s); err != nil {
-			return invalid("arguments.session", err, "session")
-		}
+	ctx, args, err := tr.sessionContext(tr.ctx, args)
+	if err != nil {
+		return err
 	}
-	res, opErr := f(tr.ctx, tr, obj, args)
+	res, opErr := f(ctx, tr, obj, args)
 	if reason := tr.gap(opErr); reason != "" {
 		return &skipError{reason: reason}
 	}

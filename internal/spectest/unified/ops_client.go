@@ -14,6 +14,18 @@ func init() {
 	register("client", "listDatabases", clientListDatabases)
 	register("client", "listDatabaseNames", clientListDatabaseNames)
 	register("client", "appendMetadata", clientAppendMetadata)
+	register("client", "dropDatabase", clientDropDatabase)
+}
+
+// clientDropDatabase drops the database named by the database argument
+// (causal-consistency's write-command tests run it on a client).
+func clientDropDatabase(ctx context.Context, _ *testRun, obj any, args bson.Raw) (result, error) {
+	a := newArgs(args)
+	name := a.str("database", true)
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	return result{}, obj.(*clientEntity).c.Database(name).Drop(ctx)
 }
 
 // clientAppendMetadata runs Client.AppendMetadata with driverInfoOptions.

@@ -14,9 +14,11 @@ import (
 func init() {
 	registerSpecial("failPoint", opFailPoint)
 	registerSpecial("targetedFailPoint", opTargetedFailPoint)
-	for _, name := range []string{"assertSessionTransactionState", "assertSessionPinned", "assertSessionUnpinned", "assertSessionDirty", "assertSessionNotDirty"} {
+	for _, name := range []string{"assertSessionTransactionState", "assertSessionPinned", "assertSessionUnpinned"} {
 		registerSpecial(name, opSessionAssertion(name))
 	}
+	registerSpecial("assertSessionDirty", opSessionDirty(true))
+	registerSpecial("assertSessionNotDirty", opSessionDirty(false))
 	registerSpecial("assertSameLsidOnLastTwoCommands", opLsidOnLastTwo(true))
 	registerSpecial("assertDifferentLsidOnLastTwoCommands", opLsidOnLastTwo(false))
 	registerSpecial("assertCollectionExists", opCollectionExists(true))
@@ -79,7 +81,7 @@ func opTargetedFailPoint(_ context.Context, tr *testRun, args bson.Raw) error {
 	if _, err := reqString(args, "session"); err != nil {
 		return err
 	}
-	return skipf("operation targetedFailPoint not implemented: it targets the mongos a session is pinned to, and the driver has no sessions yet")
+	return skipf("operation targetedFailPoint not implemented: it targets the mongos a session is pinned to by a transaction, and the driver has no transactions yet")
 }
 
 func opSessionAssertion(name string) specialFunc {
@@ -87,7 +89,7 @@ func opSessionAssertion(name string) specialFunc {
 		if _, err := reqString(args, "session"); err != nil {
 			return err
 		}
-		return skipf("operation %s not implemented: the driver has no sessions yet", name)
+		return skipf("operation %s not implemented: it asserts on a transaction's state or mongos pinning, and the driver has no transactions yet", name)
 	}
 }
 

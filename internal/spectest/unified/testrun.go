@@ -460,14 +460,21 @@ func (tr *testRun) BSONEntity(id string) (bson.RawValue, error) {
 	return bson.RawValue{}, fmt.Errorf("entity %q is a %s, not a BSON value", id, entityKind(e))
 }
 
-// SessionLsid implements Entities for the matcher. No session entity
-// can exist yet: the lookup fails, or skips the test for a placeholder.
+// SessionLsid implements Entities for the matcher: the session entity's
+// lsid, also after endSession.
 func (tr *testRun) SessionLsid(id string) (bson.Raw, error) {
 	e, err := tr.lookup(id)
 	if err != nil {
 		return nil, err
 	}
-	return nil, fmt.Errorf("entity %q is a %s, not a session", id, entityKind(e))
+	se, ok := e.(*sessionEntity)
+	if !ok {
+		return nil, fmt.Errorf("entity %q is a %s, not a session", id, entityKind(e))
+	}
+	if lsid := se.id(); lsid != nil {
+		return lsid, nil
+	}
+	return nil, fmt.Errorf("session %q has no lsid", id)
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
