@@ -180,10 +180,12 @@ func (s *Server) listLocalSessionsAggregate(r *Request, stages []bson.Raw, batch
 	}
 	var entries []entry
 	expired := time.Now().Add(-s.sessionTTL())
+	var gone [][16]byte
 	s.sessions.mu.Lock()
 	for id, rec := range s.sessions.m {
 		if rec.lastUse.Before(expired) {
 			delete(s.sessions.m, id)
+			gone = append(gone, id)
 			continue
 		}
 		if all || want[rec.uid] {
@@ -191,6 +193,9 @@ func (s *Server) listLocalSessionsAggregate(r *Request, stages []bson.Raw, batch
 		}
 	}
 	s.sessions.mu.Unlock()
+	for _, id := range gone {
+		s.retries.forget(string(id[:]))
+	}
 	slices.SortFunc(entries, func(a, b entry) int { return a.rec.lastUse.Compare(b.rec.lastUse) })
 	docs := make([]bson.Raw, 0, len(entries))
 	for _, e := range entries {
