@@ -267,11 +267,12 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 		}
 		r.firstHello = first
 	}
-	deadline, err := maxTimeDeadline(r)
+	ta := timeArgsOf(r.Body)
+	deadline, err := maxTimeDeadline(r, ta.maxTimeMS)
 	if err != nil {
 		return nil, err, nil, nil
 	}
-	s.clock.advanceFrom(r.Body)
+	s.clock.advanceFrom(ta.clusterTime)
 	if limited := s.ingress.limit(s, c, cmd, r); limited != nil {
 		return nil, limited, nil, nil
 	}
@@ -298,11 +299,11 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 		// blocks, and the command's first interrupt check fails it.
 		return nil, newError(mongoerr.MaxTimeMSExpired, "operation exceeded time limit"), nil, nil
 	}
-	if err := s.checkAfterClusterTime(r); err != nil {
+	if err := s.checkAfterClusterTime(ta.readConcern); err != nil {
 		return nil, err, nil, nil
 	}
 	res, err := cmd.h(ctx, s, r)
-	if err == nil && writeCommands[r.Name] {
+	if err == nil && writes(r) {
 		r.opTime = s.clock.tick()
 	}
 	var ec errClose

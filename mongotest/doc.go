@@ -48,8 +48,8 @@
 // $clusterTime (with the zero signature of a deployment without keys) and
 // operationTime to every reply. The cluster clock is shared by every
 // server over one store (a replica set's members, a cluster's mongoses):
-// each successful write (insert, update, delete, findAndModify, bulkWrite
-// and the catalog writes) advances it, and its reply's operationTime is
+// each successful write (insert, update, delete, findAndModify, bulkWrite,
+// aggregate with $out or $merge, and the catalog writes) advances it, and its reply's operationTime is
 // the write's time; other replies carry the current time. A request's
 // $clusterTime moves the clock up, as mongod's logical clock takes a
 // gossiped time.

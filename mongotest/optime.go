@@ -11,15 +11,33 @@ import (
 // Time limits and cluster time: maxTimeMS, the cluster clock that writes
 // advance, and readConcern afterClusterTime.
 
+// timeArgs are the generic arguments about time, found in one pass over
+// a command's top-level fields.
+type timeArgs struct {
+	maxTimeMS, clusterTime, readConcern bson.RawValue
+}
+
+func timeArgsOf(body bson.Raw) timeArgs {
+	var a timeArgs
+	it := body.Iter()
+	for it.Next() {
+		switch string(it.KeyBytes()) {
+		case "maxTimeMS":
+			a.maxTimeMS = it.Value()
+		case "$clusterTime":
+			a.clusterTime = it.Value()
+		case "readConcern":
+			a.readConcern = it.Value()
+		}
+	}
+	return a
+}
+
 // maxTimeDeadline returns the deadline r's maxTimeMS sets, measured from
 // now, or the zero time when there is none (absent or 0). getMore is left
 // out: there maxTimeMS is how long an awaitData cursor waits, not a limit.
-func maxTimeDeadline(r *Request) (time.Time, error) {
-	if r.Name == "getMore" {
-		return time.Time{}, nil
-	}
-	v, err := r.Body.LookupErr("maxTimeMS")
-	if err != nil {
+func maxTimeDeadline(r *Request, v bson.RawValue) (time.Time, error) {
+	if r.Name == "getMore" || v.Type == 0 {
 		return time.Time{}, nil
 	}
 	var ms int64
@@ -55,6 +73,36 @@ var writeCommands = map[string]bool{
 	"dropIndexes": true, "deleteIndexes": true, "renameCollection": true, "collMod": true,
 }
 
+// writes tells whether r writes: a write command, or an aggregate whose
+// pipeline ends in $out or $merge.
+func writes(r *Request) bool {
+	if writeCommands[r.Name] {
+		return true
+	}
+	if r.Name != "aggregate" {
+		return false
+	}
+	p, ok := r.Body.Lookup("pipeline").ArrayOK()
+	if !ok {
+		return false
+	}
+	var last bson.RawValue
+	it := p.Iter()
+	for it.Next() {
+		last = it.Value()
+	}
+	stage, ok := last.DocumentOK()
+	if !ok {
+		return false
+	}
+	sit := stage.Iter()
+	if !sit.Next() {
+		return false
+	}
+	k := sit.Key()
+	return k == "$out" || k == "$merge"
+}
+
 // gossips tells whether the server takes part in cluster time: replica-set
 // members and mongos, not a standalone.
 func (s *Server) gossips() bool {
@@ -65,8 +113,8 @@ func (s *Server) gossips() bool {
 // advanceFrom moves the clock up to the $clusterTime a request carries, as
 // mongod's logical clock does with a time it has validated (a deployment
 // without keys accepts any).
-func (c *clusterClock) advanceFrom(body bson.Raw) {
-	ct, ok := body.Lookup("$clusterTime").DocumentOK()
+func (c *clusterClock) advanceFrom(v bson.RawValue) {
+	ct, ok := v.DocumentOK()
 	if !ok {
 		return
 	}
@@ -85,8 +133,8 @@ func (c *clusterClock) advanceFrom(body bson.Raw) {
 // checkAfterClusterTime refuses a readConcern afterClusterTime later than
 // the cluster time, as mongod does (src/mongo/db/read_concern_mongod.cpp).
 // Every write is visible at once, so an earlier time needs no wait.
-func (s *Server) checkAfterClusterTime(r *Request) error {
-	rc, ok := r.Body.Lookup("readConcern").DocumentOK()
+func (s *Server) checkAfterClusterTime(readConcern bson.RawValue) error {
+	rc, ok := readConcern.DocumentOK()
 	if !ok {
 		return nil
 	}

@@ -36,6 +36,8 @@ func TestClusterTimeAdvancesWithWrites(t *testing.T) {
 		d("createIndexes", "c", "indexes", bson.A{d("key", d("x", 1), "name", "x_1")}),
 		d("create", "c2"),
 		d("drop", "c2"),
+		d("aggregate", "c", "pipeline", bson.A{d("$out", "c3")}, "cursor", bson.D{}),
+		d("aggregate", "c", "pipeline", bson.A{d("$match", bson.D{}), d("$merge", "c3")}, "cursor", bson.D{}),
 	}
 	var last bson.Timestamp
 	for _, w := range writes {
@@ -63,6 +65,11 @@ func TestClusterTimeAdvancesWithWrites(t *testing.T) {
 	}
 	if after := tsOf(t, c.mustRun("admin", d("ping", 1)), "operationTime"); after != before {
 		t.Errorf("a failed write moved the cluster time from %v to %v", before, after)
+	}
+	for _, read := range []bson.D{d("find", "c"), d("aggregate", "c", "pipeline", bson.A{d("$match", bson.D{})}, "cursor", bson.D{}), d("count", "c")} {
+		if op := tsOf(t, c.mustRun("test", read), "operationTime"); op != before {
+			t.Errorf("%s: operationTime %v, want the cluster time %v", read[0].Key, op, before)
+		}
 	}
 }
 
