@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
@@ -51,6 +52,9 @@ type Request struct {
 	helloTV int64
 	// firstHello is set on the connection's first hello.
 	firstHello bool
+	// opTime is the cluster time of the command's write, zero for a
+	// command that did not write.
+	opTime bson.Timestamp
 }
 
 // HandlerFunc answers one command. It returns the reply without ok: the
@@ -132,6 +136,8 @@ var extraCodeNames = map[int32]string{
 	codeCappedPositionLow: "CappedPositionLost",
 	codeCursorInUse:       "CursorInUse",
 	codeQueryPlanKilled:   "QueryPlanKilled",
+
+	codeIngressRateLimited: "IngressRequestRateLimitExceeded",
 }
 
 // newError builds a MongoDB error with the code's name.
@@ -192,7 +198,7 @@ func (c *Conn) dispatch(ctx context.Context, r *Request) ([]byte, error) {
 // stream. Otherwise the reply is the same bytes, contiguous.
 func (c *Conn) dispatchScatter(ctx context.Context, r *Request, scatter bool) (out []byte, sc *scatterReply, err error) {
 	s := c.s
-	r.more, r.ownReply, r.scatterOK, r.batch = false, false, scatter, nil
+	r.more, r.ownReply, r.scatterOK, r.batch, r.opTime = false, false, scatter, nil, bson.Timestamp{}
 	if !r.streaming {
 		s.log.add(c.id, r)
 		s.ops.count(r)
@@ -261,6 +267,15 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 		}
 		r.firstHello = first
 	}
+	ta := timeArgsOf(r.Body)
+	deadline, err := maxTimeDeadline(r, ta.maxTimeMS)
+	if err != nil {
+		return nil, err, nil, nil
+	}
+	s.clock.advanceFrom(ta.clusterTime)
+	if limited := s.ingress.limit(s, c, cmd, r); limited != nil {
+		return nil, limited, nil, nil
+	}
 	fx := s.fps.failCommand(c, r)
 	if fx != nil {
 		if fx.closeConnection {
@@ -279,7 +294,18 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 			return nil, e, nil, nil
 		}
 	}
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		// mongod sets the operation's deadline before the fail point
+		// blocks, and the command's first interrupt check fails it.
+		return nil, newError(mongoerr.MaxTimeMSExpired, "operation exceeded time limit"), nil, nil
+	}
+	if err := s.checkAfterClusterTime(ta.readConcern); err != nil {
+		return nil, err, nil, nil
+	}
 	res, err := cmd.h(ctx, s, r)
+	if err == nil && writes(r) {
+		r.opTime = s.clock.tick()
+	}
 	var ec errClose
 	if errors.As(err, &ec) {
 		// A handler closes the connection on purpose (the
@@ -374,7 +400,7 @@ func (c *Conn) appendOKTail(dst []byte, r *Request, hasOK, hasLabels bool, wce b
 		}
 		dst = appendLabels(dst, labels)
 	}
-	return c.s.appendClusterTime(dst)
+	return c.s.appendClusterTimeAt(dst, r.opTime)
 }
 
 // appendError appends {ok:0, errmsg, code, codeName, ...}: extra's fields,
@@ -404,10 +430,13 @@ func (c *Conn) appendError(dst []byte, r *Request, e *mongoerr.Error, extra bson
 		labels = []string{"RetryableWriteError"}
 	}
 	dst = appendLabels(dst, labels)
+	if ms := c.s.ingress.baseBackoffMS.Load(); ms > 0 && overloaded(labels) {
+		dst = bson.AppendInt32Element(dst, "baseBackoffMS", int32(min(ms, 1<<31-1)))
+	}
 	if stateChangeCodes[e.Code] && c.s.isReplicaSetMember() {
 		dst = c.s.appendTopologyVersion(dst, "topologyVersion")
 	}
-	dst = c.s.appendClusterTime(dst)
+	dst = c.s.appendClusterTimeAt(dst, r.opTime)
 	dst, _ = bson.AppendDocumentEnd(dst, start)
 	return dst
 }

@@ -33,7 +33,13 @@ var commands = map[string]command{
 	"serverStatus":    {serverStatusCmd, 0},
 	"endSessions":     {endSessionsCmd, cmdNoAuth},
 	"killAllSessions": {noopCmd, 0},
-	"whatsmyuri":      {whatsmyuriCmd, cmdNoAuth},
+	"refreshSessions": {refreshSessionsCmd, cmdNoAuth},
+
+	// Transactions are not supported; the commands exist so that fail
+	// points on them fire, as on mongod (transactions.go).
+	"commitTransaction": {transactionCmd, cmdAdminOnly},
+	"abortTransaction":  {transactionCmd, cmdAdminOnly},
+	"whatsmyuri":        {whatsmyuriCmd, cmdNoAuth},
 
 	// Fail points (failpoint.go).
 	"configureFailPoint": {configureFailPointCmd, cmdAdminOnly},
@@ -43,6 +49,7 @@ var commands = map[string]command{
 	"count":       {countCmd, 0},
 	"distinct":    {distinctCmd, 0},
 	"aggregate":   {aggregateCmd, 0},
+	"mapReduce":   {mapReduceCmd, 0},
 	"getMore":     {getMoreCmd, 0},
 	"killCursors": {killCursorsCmd, 0},
 

@@ -46,7 +46,13 @@
 // order, filtered by the server's), saslSupportedMechs and
 // speculativeAuthenticate. Replica-set members and mongos add
 // $clusterTime (with the zero signature of a deployment without keys) and
-// operationTime to every reply.
+// operationTime to every reply. The cluster clock is shared by every
+// server over one store (a replica set's members, a cluster's mongoses):
+// each successful write (insert, update, delete, findAndModify, bulkWrite,
+// aggregate with $out or $merge, and the catalog writes) advances it, and its reply's operationTime is
+// the write's time; other replies carry the current time. A request's
+// $clusterTime moves the clock up, as mongod's logical clock takes a
+// gossiped time.
 //
 // The awaitable hello is supported: with topologyVersion and
 // maxAwaitTimeMS the reply waits until SetTopology changes the topology
@@ -130,9 +136,11 @@
 //
 // Built in: hello, isMaster, ismaster, ping, buildInfo (and buildinfo),
 // serverStatus (host, version, process, pid, uptime, connections,
-// opcounters), endSessions, killAllSessions (accepted, nothing to kill),
-// connectionStatus, whatsmyuri, saslStart, saslContinue, logout and
-// configureFailPoint. Command names are case-sensitive as in mongod.
+// opcounters), endSessions, refreshSessions, killAllSessions (accepted,
+// nothing to kill), connectionStatus, whatsmyuri, saslStart, saslContinue,
+// logout and configureFailPoint. commitTransaction, abortTransaction
+// (admin) and mapReduce exist so that fail points naming them fire, and
+// otherwise fail with NotImplemented. Command names are case-sensitive as in mongod.
 // Unknown commands fail with CommandNotFound (59). Server.Handle scripts
 // any command's reply. A handler's error becomes {ok: 0, errmsg, code,
 // codeName, errorLabels}; a successful reply gets ok: 1. The Stable API's
@@ -256,7 +264,9 @@
 // getParameter ("*", {allParameters, showDetails} or named parameters:
 // featureCompatibilityVersion, requireApiVersion,
 // transactionLifetimeLimitSeconds, cursorTimeoutMillis, enableTestCommands,
-// authenticationMechanisms, quiet; unknown ones fail with InvalidOptions
+// authenticationMechanisms, quiet, the ingress rate limiter's
+// ingressRequestRateLimiterEnabled, ingressRequestAdmissionRatePerSec and
+// ingressRequestAdmissionBurstSize, and externalClientBaseBackoffMS; unknown ones fail with InvalidOptions
 // 72), setParameter (the runtime ones; requireApiVersion is enforced with
 // mongod's error 498870, hellos included), listCommands, hostInfo,
 // getCmdLineOpts, getLog ("*", "global" with one line per recent
@@ -285,7 +295,24 @@
 // certain collection scan, showRecordId with a sort, aggregate's explain,
 // time-series and clustered collections.
 // writeConcern (w, j, wtimeout) and readConcern levels local, available,
-// majority and linearizable are checked and accepted.
+// majority and linearizable are checked and accepted. readConcern
+// afterClusterTime is honoured: every write is visible at once, so a time
+// at or before the cluster time needs no wait, and a later one fails with
+// InvalidOptions (72, "readConcern afterClusterTime value must not be
+// greater than the current clusterTime. ..."), on a standalone with
+// IllegalOperation, as in mongod. Snapshot reads (level snapshot,
+// atClusterTime) stay NotImplemented: the store keeps no history.
+//
+// maxTimeMS: every command but getMore (where it is an awaitData
+// cursor's wait) takes maxTimeMS (0 means none; a negative, fractional,
+// non-numeric or over-int32 value is BadValue). As in mongod, the
+// deadline starts when the command arrives, before a failCommand
+// blockConnection blocks it: a command blocked past its maxTimeMS then
+// fails with MaxTimeMSExpired (50, "operation exceeded time limit")
+// without running, though only after the whole block, as mongod's
+// fail point sleeps uninterrupted; a fail point's errorCode, raised in
+// the fail point, comes first. The work itself is in memory and never
+// takes long enough to expire.
 //
 // Roles: writes (including the catalog writes) on
 // a secondary, hidden member or arbiter fail with NotWritablePrimary
@@ -344,7 +371,22 @@
 // failGetMoreAfterCursorCheckout are consulted by the retryable writes and
 // getMore (see Commands). AddLatency delays every reply, ResetConnections
 // closes every open connection, CloseNextConnections closes the next n accepted
-// ones.
+// ones. Every command the retryable reads and writes, client-side
+// operations timeout and client backpressure tests name in failCommands
+// exists, so their fail points fire on it.
+//
+// Overload: SetIngressRateLimit (or setParameter
+// ingressRequestRateLimiterEnabled with ingressRequestAdmissionRatePerSec
+// and ingressRequestAdmissionBurstSize) switches on mongod 8.2's ingress
+// request rate limiter, a token bucket: over its rate a command fails
+// with IngressRequestRateLimitExceeded (462, "Rate limiter
+// 'ingressRequestRateLimiter' rate exceeded") labelled
+// SystemOverloadedError and RetryableError. hello, isMaster,
+// authentication, configureFailPoint, setParameter and getParameter are
+// never limited, nor, with Options.Auth, unauthenticated connections.
+// With externalClientBaseBackoffMS above 0, every error labelled
+// SystemOverloadedError (the limiter's or a fail point's) carries it as
+// baseBackoffMS, which the client backpressure specification reads.
 //
 // Error labels: as mongod 4.4 and later, the server adds
 // RetryableWriteError to an error whose code the retryable writes
@@ -399,8 +441,11 @@
 //   - changeStreamPreAndPostImages is listed but changes nothing: there
 //     are no change streams.
 //   - A retryable-write record is kept per session for the newest
-//     txnNumber, for at most 10,000 sessions (mongod expires idle sessions
-//     after 30 minutes instead). A delete that the
+//     txnNumber, for at most 10,000 sessions. A session unused for
+//     logicalSessionTimeoutMinutes (30; refreshSessions and any command
+//     carrying its lsid use it) expires: it leaves $listLocalSessions and
+//     its retryable-write record is forgotten, noticed when it is listed
+//     or next used rather than by a background reaper. A delete that the
 //     onPrimaryTransactionalWrite fail point takes back re-inserts the
 //     document at the end of natural order.
 //   - Write replies on replica-set members carry no opTime or electionId.

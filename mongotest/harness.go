@@ -56,6 +56,7 @@ var serverParams = []serverParam{
 	}},
 	{name: "cursorTimeoutMillis", runtime: true, kind: bson.TypeInt64, def: func(*Server) bson.RawValue { return int64Value(600000) }},
 	{name: "enableTestCommands", def: func(*Server) bson.RawValue { return paramBool(true) }},
+	{name: "externalClientBaseBackoffMS", runtime: true, kind: bson.TypeInt32, def: func(*Server) bson.RawValue { return int32Value(0) }},
 	{name: "featureCompatibilityVersion", def: func(s *Server) bson.RawValue {
 		va, _ := parseVersion(s.version)
 		start, dst := bson.AppendDocumentStart(nil)
@@ -63,6 +64,9 @@ var serverParams = []serverParam{
 		dst, _ = bson.AppendDocumentEnd(dst, start)
 		return bson.RawValue{Type: bson.TypeEmbeddedDocument, Value: dst}
 	}},
+	{name: "ingressRequestAdmissionBurstSize", runtime: true, kind: bson.TypeInt32, def: func(*Server) bson.RawValue { return int32Value(defaultIngressBurst) }},
+	{name: "ingressRequestAdmissionRatePerSec", runtime: true, kind: bson.TypeInt32, def: func(*Server) bson.RawValue { return int32Value(defaultIngressRate) }},
+	{name: "ingressRequestRateLimiterEnabled", runtime: true, kind: bson.TypeBoolean, def: func(*Server) bson.RawValue { return paramBool(false) }},
 	{name: "quiet", runtime: true, kind: bson.TypeBoolean, def: func(*Server) bson.RawValue { return paramBool(false) }},
 	{name: "requireApiVersion", runtime: true, kind: bson.TypeBoolean, def: func(*Server) bson.RawValue { return paramBool(false) }},
 	{name: "transactionLifetimeLimitSeconds", runtime: true, kind: bson.TypeInt32, def: func(*Server) bson.RawValue { return int32Value(60) }},
@@ -208,6 +212,7 @@ func setParameterCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error)
 		s.params.vals[c.p.name] = c.v
 	}
 	s.params.mu.Unlock()
+	s.reloadIngress()
 	start, dst := bson.AppendDocumentStart(nil)
 	dst = bson.AppendValueElement(dst, "was", was)
 	dst, _ = bson.AppendDocumentEnd(dst, start)
@@ -226,6 +231,9 @@ func coerceParam(p *serverParam, v bson.RawValue) (bson.RawValue, error) {
 	case bson.TypeInt32, bson.TypeInt64:
 		n, ok := v.AsInt64OK()
 		if ok && v.IsNumber() {
+			if n < 0 && p.name != "transactionLifetimeLimitSeconds" && p.name != "cursorTimeoutMillis" {
+				return bson.RawValue{}, newError(mongoerr.BadValue, "Invalid value for parameter %s: %d is not greater than or equal to 0", p.name, n)
+			}
 			if n < 1 && p.name == "transactionLifetimeLimitSeconds" {
 				return bson.RawValue{}, newError(mongoerr.BadValue, "Invalid value for parameter %s: %d is not greater than or equal to 1", p.name, n)
 			}

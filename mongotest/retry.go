@@ -45,26 +45,34 @@ type stmtResult struct {
 	upserted     bson.RawValue // the upserted _id, or the zero value
 }
 
+// storeShared is the state every server built over one store shares, as
+// a replica set's members share it through replication: the
+// retryable-write table and the cluster clock.
+type storeShared struct {
+	retries retryTable
+	clock   clusterClock
+}
+
 var (
-	retryTablesMu sync.Mutex
-	retryTables   = map[weak.Pointer[store.Store]]*retryTable{}
+	sharedMu sync.Mutex
+	shared   = map[weak.Pointer[store.Store]]*storeShared{}
 )
 
-// retryTableFor returns the retry table of st, shared by every server
-// built over it. The entry goes away with the store.
-func retryTableFor(st *store.Store) *retryTable {
+// sharedFor returns the shared state of st, shared by every server built
+// over it. The entry goes away with the store.
+func sharedFor(st *store.Store) *storeShared {
 	key := weak.Make(st)
-	retryTablesMu.Lock()
-	defer retryTablesMu.Unlock()
-	if t := retryTables[key]; t != nil {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if t := shared[key]; t != nil {
 		return t
 	}
-	t := &retryTable{sessions: map[string]*retrySession{}}
-	retryTables[key] = t
+	t := &storeShared{retries: retryTable{sessions: map[string]*retrySession{}}}
+	shared[key] = t
 	runtime.AddCleanup(st, func(k weak.Pointer[store.Store]) {
-		retryTablesMu.Lock()
-		delete(retryTables, k)
-		retryTablesMu.Unlock()
+		sharedMu.Lock()
+		delete(shared, k)
+		sharedMu.Unlock()
 	}, key)
 	return t
 }
@@ -128,6 +136,15 @@ func (s *Server) beginRetryable(r *Request) (*retryable, error) {
 		sess.txn, sess.stmts, sess.reply = txn, map[int]stmtResult{}, nil
 	}
 	return rt, nil
+}
+
+// forget drops the record of session key, unless a write of it is running.
+func (t *retryTable) forget(key string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if sess := t.sessions[key]; sess != nil && sess.busy == 0 {
+		delete(t.sessions, key)
+	}
 }
 
 // evictLocked drops one idle session to make room.

@@ -174,7 +174,7 @@ func TestRetrySharedAcrossStore(t *testing.T) {
 	if got := findAll(t, c2, "db", "c"); js(t, got) != js(t, `[{"_id":1,"n":1}]`) {
 		t.Fatalf("collection holds %s", got)
 	}
-	if servers[0].retries != servers[1].retries || servers[0].retries == retryTableFor(store.New()) {
+	if servers[0].retries != servers[1].retries || servers[0].retries == &sharedFor(store.New()).retries {
 		t.Fatal("retry tables not shared by store")
 	}
 }

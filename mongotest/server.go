@@ -102,11 +102,12 @@ type Server struct {
 	opIDs         atomic.Int32 // $currentOp's opid
 
 	topo     topologyState
-	clock    clusterClock
+	clock    *clusterClock // shared over the store
 	users    userStore
 	params   paramStore
 	sessions sessionCache
 	fps      failPoints
+	ingress  ingressLimiter
 	log      commandLog
 	ops      opCounters
 
@@ -117,6 +118,9 @@ type Server struct {
 	// server over the same store, as mongod replicates its transaction
 	// table.
 	retries *retryTable
+	// sessionTimeout, when set, replaces logicalSessionTimeoutMinutes
+	// for expiring sessions (tests).
+	sessionTimeout time.Duration
 }
 
 // ConnectionError records why the server closed a client connection: a
@@ -182,9 +186,11 @@ func newServerWithStore(opts Options, st *store.Store) (*Server, error) {
 	if st == nil {
 		return nil, errors.New("mongotest: newServerWithStore needs a store")
 	}
+	sh := sharedFor(st)
 	s := &Server{
 		store:      st,
-		retries:    retryTableFor(st),
+		retries:    &sh.retries,
+		clock:      &sh.clock,
 		opts:       opts,
 		processID:  bson.NewObjectID(),
 		serviceID:  bson.NewObjectID(),

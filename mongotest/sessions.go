@@ -1,6 +1,7 @@
 package mongotest
 
 import (
+	"context"
 	"crypto/sha256"
 	"slices"
 	"sync"
@@ -52,7 +53,19 @@ func lsidOf(v bson.RawValue) ([16]byte, bool) {
 	return id, true
 }
 
-// touch records the session r carries, if any.
+// sessionTimeout is logicalSessionTimeoutMinutes, as hello reports it: a
+// session unused for longer has expired.
+const sessionTimeout = 30 * time.Minute
+
+// sessionTTL is how long an unused session lives on s (tests shorten it).
+func (s *Server) sessionTTL() time.Duration {
+	if s.sessionTimeout > 0 {
+		return s.sessionTimeout
+	}
+	return sessionTimeout
+}
+
+// touchSession records the session r carries, if any.
 func (s *Server) touchSession(c *Conn, r *Request) {
 	v, err := r.Body.LookupErr("lsid")
 	if err != nil {
@@ -62,13 +75,48 @@ func (s *Server) touchSession(c *Conn, r *Request) {
 	if !ok {
 		return
 	}
-	user := connUser(c)
+	s.useSession(id, connUser(c))
+}
+
+// useSession marks session id used now by user. A session that had
+// expired is a new one: its retryable-write record is forgotten, as
+// mongod reaps the transaction records of expired sessions.
+func (s *Server) useSession(id [16]byte, user string) {
+	now := time.Now()
 	s.sessions.mu.Lock()
-	defer s.sessions.mu.Unlock()
 	if s.sessions.m == nil {
 		s.sessions.m = map[[16]byte]sessionRecord{}
 	}
-	s.sessions.m[id] = sessionRecord{uid: userDigest(user), user: user, lastUse: time.Now()}
+	prev, had := s.sessions.m[id]
+	s.sessions.m[id] = sessionRecord{uid: userDigest(user), user: user, lastUse: now}
+	s.sessions.mu.Unlock()
+	if had && now.Sub(prev.lastUse) > s.sessionTTL() {
+		s.retries.forget(string(id[:]))
+	}
+}
+
+// refreshSessionsCmd is {refreshSessions: [{id}, ...]}: each session is
+// marked used now, so it does not expire.
+func refreshSessionsCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
+	v := r.Body.Lookup("refreshSessions")
+	arr, ok := v.ArrayOK()
+	if !ok {
+		return nil, newError(mongoerr.TypeMismatch, "BSON field 'refreshSessions' is the wrong type '%s', expected type 'array'", typeName(v.Type))
+	}
+	user := connUser(r.Conn)
+	it := arr.Iter()
+	var ids [][16]byte
+	for it.Next() {
+		id, ok := lsidOf(it.Value())
+		if !ok {
+			return nil, newError(mongoerr.TypeMismatch, "each element of refreshSessions must be a session id {id: UUID}")
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		s.useSession(id, user)
+	}
+	return nil, nil
 }
 
 // endSessions forgets the sessions listed in ids.
@@ -131,13 +179,23 @@ func (s *Server) listLocalSessionsAggregate(r *Request, stages []bson.Raw, batch
 		rec sessionRecord
 	}
 	var entries []entry
+	expired := time.Now().Add(-s.sessionTTL())
+	var gone [][16]byte
 	s.sessions.mu.Lock()
 	for id, rec := range s.sessions.m {
+		if rec.lastUse.Before(expired) {
+			delete(s.sessions.m, id)
+			gone = append(gone, id)
+			continue
+		}
 		if all || want[rec.uid] {
 			entries = append(entries, entry{id, rec})
 		}
 	}
 	s.sessions.mu.Unlock()
+	for _, id := range gone {
+		s.retries.forget(string(id[:]))
+	}
 	slices.SortFunc(entries, func(a, b entry) int { return a.rec.lastUse.Compare(b.rec.lastUse) })
 	docs := make([]bson.Raw, 0, len(entries))
 	for _, e := range entries {

@@ -214,6 +214,12 @@ func (c *clusterClock) tick() bson.Timestamp {
 // members and mongos put in every reply. The signature is the zero one an
 // unauthenticated deployment without keys sends.
 func (s *Server) appendClusterTime(dst []byte) []byte {
+	return s.appendClusterTimeAt(dst, bson.Timestamp{})
+}
+
+// appendClusterTimeAt is appendClusterTime with the operation's own time
+// (a write's) as operationTime; the zero time means the current time.
+func (s *Server) appendClusterTimeAt(dst []byte, op bson.Timestamp) []byte {
 	t, _, _ := s.topologySnapshot()
 	if !t.Role.replicaSet() && t.Role != RoleMongos && t.Role != RoleLoadBalanced {
 		return dst
@@ -226,6 +232,9 @@ func (s *Server) appendClusterTime(dst []byte) []byte {
 	dst = bson.AppendInt64Element(dst, "keyId", 0)
 	dst, _ = bson.AppendDocumentEnd(dst, sig)
 	dst, _ = bson.AppendDocumentEnd(dst, start)
+	if op.T != 0 {
+		ts = op
+	}
 	return bson.AppendTimestampElement(dst, "operationTime", ts.T, ts.I)
 }
 
