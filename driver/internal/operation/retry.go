@@ -3,6 +3,8 @@ package operation
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -44,6 +46,7 @@ type attemptState struct {
 	sent                bool   // the last attempt's command was (being) sent
 	wire44              bool   // the last attempt's server is 4.4 or later (wire 9)
 	deprioritized       []string
+	selectFailed        bool // the last attempt found no server
 }
 
 // run runs op's attempts. Without client-side operation timeouts a
@@ -66,18 +69,21 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 	res, err := x.attempt(ctx, op, id, fin, &st)
 	x.labelNetworkError(err, &st)
 	if err == nil || !x.shouldRetry(ctx, op, &st, err) {
-		return res, err
+		return res, noRetryableWrites(err, &st)
 	}
 	first, firstRes := err, res
 	if st.addr != "" && x.Topology.Description().Type == description.Sharded {
 		st.deprioritized = append(st.deprioritized, st.addr)
 	}
-	st.addr = ""
+	st.addr, st.selectFailed = "", false
 	res, err = x.attempt(ctx, op, id, fin, &st)
 	x.labelNetworkError(err, &st)
 	switch {
 	case err == nil:
 		return res, nil
+	case st.selectFailed:
+		// No server for the retry: the first error says what happened.
+		return firstRes, first
 	case st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites:
 		// The retry's server does not take retryable writes: nothing was
 		// retried, and the first error is the one that tells.
@@ -240,4 +246,37 @@ func (x *Executor) labelNetworkError(err error, st *attemptState) {
 	if errors.As(err, &ne) && !ne.HasLabel("RetryableWriteError") {
 		ne.Labels = append(ne.Labels[:len(ne.Labels):len(ne.Labels)], "RetryableWriteError")
 	}
+}
+
+// ErrRetryableWritesNotSupported replaces the server's "Transaction
+// numbers are only allowed on a replica set member or mongos" (code 20,
+// IllegalOperation) on a retryable write, as the retryable-writes
+// specification asks: the deployment's storage engine cannot retry writes.
+var ErrRetryableWritesNotSupported = errors.New("this MongoDB deployment does not support retryable writes; please add retryWrites=false to your connection string")
+
+// noRetryableWrites maps that error; others are returned as they are.
+func noRetryableWrites(err error, st *attemptState) error {
+	var ce *conn.CommandError
+	if err == nil || st.txn == 0 || !errors.As(err, &ce) || ce.Code != 20 || !strings.HasPrefix(ce.Message, "Transaction numbers") {
+		return err
+	}
+	var oe *Error
+	if errors.As(err, &oe) {
+		return &Error{Op: oe.Op, Address: oe.Address, Err: &RetryableWritesError{Err: ce}}
+	}
+	return &RetryableWritesError{Err: ce}
+}
+
+// RetryableWritesError is ErrRetryableWritesNotSupported with the
+// server's error that told it.
+type RetryableWritesError struct{ Err error }
+
+func (e *RetryableWritesError) Error() string {
+	return fmt.Sprintf("%v (%v)", ErrRetryableWritesNotSupported, e.Err)
+}
+
+// Unwrap gives both: errors.Is finds ErrRetryableWritesNotSupported and
+// errors.As the server's error.
+func (e *RetryableWritesError) Unwrap() []error {
+	return []error{ErrRetryableWritesNotSupported, e.Err}
 }
