@@ -60,6 +60,9 @@ func (s *Server) startSnapshotRead(r *Request, readConcern bson.RawValue) error 
 		return newError(mongoerr.NotImplemented, "mongotest does not support readConcern level snapshot on a view (%s.%s)", r.DB, name)
 	}
 	now := s.clock.now()
+	if atErr != nil {
+		now = s.clock.markNow(s.store)
+	}
 	sn := &snapRead{ts: now, reply: atErr != nil}
 	if atErr == nil {
 		t, i, ok := at.TimestampOK()

@@ -209,6 +209,19 @@ func (c *clusterClock) tickMark(st *store.Store) bson.Timestamp {
 	return ts
 }
 
+// markNow marks the store's history with the current cluster time, so a
+// snapshot read at that time sees every change made so far, and returns
+// the time.
+func (c *clusterClock) markNow(st *store.Store) bson.Timestamp {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ts.T == 0 {
+		c.ts = bson.Timestamp{T: uint32(time.Now().Unix()), I: 1}
+	}
+	st.MarkTime(clusterTimeKey(c.ts))
+	return c.ts
+}
+
 // enableHistory starts the store's history at the current cluster time.
 func (c *clusterClock) enableHistory(st *store.Store) {
 	c.mu.Lock()

@@ -67,7 +67,9 @@ func (s *Store) EnableHistory(t uint64) {
 func (s *Store) HistoryOn() bool { return s.hist.on.Load() }
 
 // MarkTime records that the store's state as of now is its state at
-// cluster time t. Times must be marked in increasing order.
+// cluster time t. Times must be marked in nondecreasing order; marking
+// the latest time again (changes made outside write commands) moves its
+// mark, and a mark that would add nothing is not kept.
 func (s *Store) MarkTime(t uint64) {
 	h := &s.hist
 	if !h.on.Load() {
@@ -75,9 +77,19 @@ func (s *Store) MarkTime(t uint64) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.marks = append(h.marks, mark{t, h.seq.Load()})
+	seq := h.seq.Load()
+	if n := len(h.marks); n > 0 {
+		last := &h.marks[n-1]
+		if last.seq == seq {
+			return
+		}
+		if last.t == t {
+			last.seq = seq
+			return
+		}
+	}
+	h.marks = append(h.marks, mark{t, seq})
 	if len(h.marks) > maxMarks {
-		h.floor.Store(h.marks[0].seq)
 		h.marks = append(h.marks[:0:0], h.marks[len(h.marks)-maxMarks/2:]...)
 		h.floor.Store(h.marks[0].seq)
 	}

@@ -172,3 +172,41 @@ func TestHistoryDeletesSurviveCompaction(t *testing.T) {
 		t.Fatalf("%d documents now", c.Count())
 	}
 }
+
+// Marking the latest time again takes in changes made since its mark;
+// a mark that adds nothing is not kept.
+func TestHistoryRemark(t *testing.T) {
+	s := New()
+	s.EnableHistory(1)
+	c, _ := s.CollectionOrCreate("db", "c")
+	if err := c.Insert(doc(t, `{"_id": 1}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.MarkTime(2)
+	if err := c.Insert(doc(t, `{"_id": 2}`)); err != nil {
+		t.Fatal(err)
+	}
+	read := func() string {
+		seq, err := s.SeqAt(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := c.At(seq, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return contents(t, f)
+	}
+	if got := read(); got != `{"_id":1}` {
+		t.Fatalf("before the new mark: %s", got)
+	}
+	s.MarkTime(2)
+	if got := read(); got != `{"_id":1} {"_id":2}` {
+		t.Fatalf("after the new mark: %s", got)
+	}
+	n := len(s.hist.marks)
+	s.MarkTime(3)
+	if len(s.hist.marks) != n {
+		t.Fatal("a mark adding nothing was kept")
+	}
+}
