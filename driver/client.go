@@ -170,9 +170,9 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	// retryReads and retryWrites default to true.
 	c.exec.RetryReads = cs.RetryReads == nil || *cs.RetryReads
 	c.exec.RetryWrites = cs.RetryWrites == nil || *cs.RetryWrites
+	c.exec.ServerSelectionTimeout = cfg.ServerSelectionTimeout
 	if cs.Timeout != nil {
-		c.exec.Timeout = *cs.Timeout
-		c.exec.ServerSelectionTimeout = cfg.ServerSelectionTimeout
+		c.exec.Timeout, c.exec.TimeoutSet = *cs.Timeout, true
 	}
 	return c, nil
 }
@@ -489,6 +489,9 @@ func (c *Client) run(ctx context.Context, op *operation.Op) (bson.Raw, error) {
 // execute runs op as one client operation (Disconnect waits for it, and
 // interrupts it) and returns the driver's public errors.
 func (c *Client) execute(ctx context.Context, op *operation.Op) (operation.Result, error) {
+	if d, ok := operation.TimeoutOf(ctx); ok && d < 0 {
+		return operation.Result{}, &ArgumentError{Argument: "timeoutMS", Reason: fmt.Sprintf("timeoutMS must not be negative, got %v", d)}
+	}
 	if err := c.withSession(ctx, op); err != nil {
 		return operation.Result{}, err
 	}

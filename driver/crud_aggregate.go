@@ -188,7 +188,7 @@ func (db *Database) Aggregate(ctx context.Context, pipeline any, opts ...*Aggreg
 	if err != nil {
 		return nil, err
 	}
-	res, err := db.client.execute(ctx, aggregateOp(db.client, c, db.name, "", cmd, a.Shape()))
+	res, err := db.execute(ctx, aggregateOp(db.client, c, db.name, "", cmd, a.Shape()))
 	if err != nil {
 		return nil, err
 	}

@@ -115,7 +115,7 @@ func (db *Database) RunCursorCommand(ctx context.Context, cmd any, opts ...*RunC
 	if co.Comment, err = marshalValue("RunCursorCommandOptions.Comment", o.Comment); err != nil {
 		return nil, err
 	}
-	res, err := db.client.execute(ctx, &operation.Op{Name: operation.CommandName(raw), DB: db.name, Command: raw, Selector: sel, Cursor: true})
+	res, err := db.execute(ctx, &operation.Op{Name: operation.CommandName(raw), DB: db.name, Command: raw, Selector: sel, Cursor: true})
 	if err != nil {
 		return nil, err
 	}

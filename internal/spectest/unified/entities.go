@@ -143,7 +143,11 @@ func (tr *testRun) createEntity(kind string, def bson.Raw) error {
 		if err != nil {
 			return err
 		}
-		db := c.c.Database(name, &driver.DatabaseOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc})
+		to, err := timeoutOf(opts, "databaseOptions")
+		if err != nil {
+			return err
+		}
+		db := c.c.Database(name, &driver.DatabaseOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc, Timeout: to})
 		return tr.add(id, &databaseEntity{client: c, name: name, opts: opts, db: db})
 	case "collection":
 		if err := checkKeys(def, "id", "database", "collectionName", "collectionOptions"); err != nil {
@@ -165,7 +169,11 @@ func (tr *testRun) createEntity(kind string, def bson.Raw) error {
 		if err != nil {
 			return err
 		}
-		coll := db.db.Collection(name, &driver.CollectionOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc})
+		to, err := timeoutOf(opts, "collectionOptions")
+		if err != nil {
+			return err
+		}
+		coll := db.db.Collection(name, &driver.CollectionOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc, Timeout: to})
 		return tr.add(id, &collectionEntity{db: db, name: name, opts: opts, coll: coll})
 	case "thread":
 		if err := checkKeys(def, "id"); err != nil {

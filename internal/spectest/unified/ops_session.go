@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
@@ -177,4 +178,26 @@ func opSessionDirty(want bool) specialFunc {
 		}
 		return nil
 	}
+}
+
+// timeoutContext takes an operation's timeoutMS argument off args and
+// gives it to the operation through its context (driver.WithTimeout).
+func timeoutContext(ctx context.Context, args bson.Raw) (context.Context, bson.Raw, error) {
+	v := args.Lookup("timeoutMS")
+	if v.IsZero() {
+		return ctx, args, nil
+	}
+	n, ok := v.AsInt64OK()
+	if !ok {
+		return nil, nil, invalid("arguments.timeoutMS", nil, "timeoutMS must be an integer, got %s", show(v))
+	}
+	st, b := bson.AppendDocumentStart(make([]byte, 0, len(args)))
+	it := args.Iter()
+	for it.Next() {
+		if it.Key() != "timeoutMS" {
+			b = bson.AppendValueElement(b, it.Key(), it.Value())
+		}
+	}
+	b, _ = bson.AppendDocumentEnd(b, st)
+	return driver.WithTimeout(ctx, time.Duration(n)*time.Millisecond), b, nil
 }
