@@ -599,7 +599,7 @@ func (c *Client) RunCommand(ctx context.Context, db string, cmd any, opts ...*Ru
 		}
 		sel = selection.Read(rp)
 	}
-	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel})
+	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel, KeepMaxTime: true})
 	if len(body) == 0 {
 		body = emptyDoc
 		var ce *CommandError

@@ -207,6 +207,25 @@ func (coll *Collection) run(ctx context.Context, op *operation.Op) (operation.Re
 	return coll.db.client.execute(ctx, op)
 }
 
+// whole bounds an operation made of several commands (the batches of
+// InsertMany and BulkWrite) by one timeoutMS budget: each command's own
+// budget cannot outlast ctx's deadline (the CSOT specification's
+// "Batching").
+func (coll *Collection) whole(ctx context.Context) (context.Context, context.CancelFunc) {
+	t, ok := operation.TimeoutOf(ctx)
+	switch {
+	case ok:
+	case coll.c.timeout != nil:
+		t = *coll.c.timeout
+	default:
+		t = coll.db.client.exec.Timeout
+	}
+	if t <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, t)
+}
+
 // execute runs op for the database's client under the database's
 // timeoutMS (unless op has one).
 func (db *Database) execute(ctx context.Context, op *operation.Op) (operation.Result, error) {

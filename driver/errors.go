@@ -629,6 +629,8 @@ func convert(err error, addr string, connID int64) error {
 		return &SelectionError{Selector: e.Selector, Topology: e.Topology, TimedOut: e.TimedOut, Waited: e.Waited, Err: convert(e.Err, addr, connID)}
 	case *selection.Error:
 		return &ArgumentError{Argument: "ReadPreference", Reason: e.Field + ": " + e.Reason}
+	case *operation.ArgError:
+		return &ArgumentError{Argument: e.Argument, Reason: e.Reason}
 	case *operation.TimeoutError:
 		return &TimeoutError{Stage: e.Stage, Err: convert(e.Err, addr, connID)}
 	case *operation.ReplyError:
@@ -696,4 +698,37 @@ func (e *TimeoutError) Timeout() bool { return true }
 // ctx already has still applies: the earlier of the two wins.
 func WithTimeout(ctx context.Context, d time.Duration) context.Context {
 	return operation.WithTimeout(ctx, d)
+}
+
+// TimeoutMode says how timeoutMS applies to a cursor (the specification's
+// timeoutMode): TimeoutCursorLifetime (the default of non-tailable
+// cursors) bounds the opening command and every later getMore together;
+// TimeoutIteration gives the opening command and each Next the whole of
+// timeoutMS, and sends no maxTimeMS with them (the only mode of tailable
+// cursors). It needs timeoutMS.
+type TimeoutMode string
+
+const (
+	TimeoutCursorLifetime TimeoutMode = operation.ModeCursorLifetime
+	TimeoutIteration      TimeoutMode = operation.ModeIteration
+)
+
+// WithTimeoutMode returns ctx carrying the timeoutMode of the cursors the
+// operations given it open (Find, Aggregate, ListCollections,
+// ListIndexes, RunCursorCommand). A mode without timeoutMS, CURSOR_LIFETIME
+// on a tailable cursor, or ITERATION on an aggregate with $out or $merge
+// is an *ArgumentError naming "timeoutMode".
+func WithTimeoutMode(ctx context.Context, mode TimeoutMode) context.Context {
+	return operation.WithTimeoutMode(ctx, string(mode))
+}
+
+// cursorKind is the operation package's name for t.
+func cursorKind(t CursorType) operation.CursorKind {
+	switch t {
+	case Tailable:
+		return operation.Tailable
+	case TailableAwait:
+		return operation.TailableAwait
+	}
+	return operation.NonTailable
 }

@@ -290,31 +290,12 @@ func TestUnifiedCausalConsistency(t *testing.T) {
 // csotKnownFailures are the client-side-operations-timeout tests the
 // driver fails, by file/description, with the gap each shows.
 var csotKnownFailures = map[string]string{
-	"bulkWrite.json/timeoutMS applied to entire bulkWrite, not individual commands":                                     "the bulk write's later batch is not failed by the budget the first batch used up",
-	"tailable-non-awaitData.json/timeoutMS is refreshed for getMore - failure":                                          "cursors have no timeoutMode yet: a tailable cursor's getMore does not get a fresh timeoutMS",
-	"tailable-non-awaitData.json/timeoutMS applied to find":                                                             "cursors have no timeoutMode yet: a tailable find still carries maxTimeMS",
-	"tailable-non-awaitData.json/timeoutMS is refreshed for getMore - success":                                          "cursors have no timeoutMode yet: a tailable find still carries maxTimeMS",
-	"tailable-awaitData.json/error on find if maxAwaitTimeMS is equal to timeoutMS":                                     "maxAwaitTimeMS >= timeoutMS is not refused yet",
-	"tailable-awaitData.json/error on find if maxAwaitTimeMS is greater than timeoutMS":                                 "maxAwaitTimeMS >= timeoutMS is not refused yet",
-	"runCursorCommand.json/Non-tailable cursor lifetime remaining timeoutMS applied to getMore if timeoutMode is unset": "cursors have no timeoutMode yet: getMore does not run under the cursor's lifetime budget",
-	"non-tailable-cursors.json/remaining timeoutMS applied to getMore if timeoutMode is unset":                          "cursors have no timeoutMode yet: getMore does not run under the cursor's lifetime budget",
-	"close-cursors.json/timeoutMS can be overridden for close":                                                          "cursors have no timeoutMode yet: getMore does not run under the cursor's lifetime budget",
-	"close-cursors.json/timeoutMS is refreshed for close":                                                               "cursors have no timeoutMode yet: getMore does not run under the cursor's lifetime budget",
-	"override-database-timeoutMS.json/timeoutMS can be set to 0 on a MongoDatabase - runCommand on database":            "Database.RunCommand does not take the database's timeoutMS yet",
-	"override-database-timeoutMS.json/timeoutMS can be configured on a MongoDatabase - runCommand on database":          "Database.RunCommand does not take the database's timeoutMS yet",
+	"runCursorCommand.json/Tailable cursor iteration timeoutMS is refreshed for getMore - failure":                                 "a getMore blocked 60 ms of a fresh 100 ms budget succeeds; the test expects a timeout",
+	"runCursorCommand.json/Non-tailable cursor iteration timeoutMS is refreshed for getMore if timeoutMode is iteration - failure": "a getMore blocked 60 ms of a fresh 100 ms budget succeeds; the test expects a timeout",
 }
 
 func TestUnifiedCSOT(t *testing.T) {
 	r := unifiedRunner()
-	skip := r.Skip
-	r.Skip = func(file string, test bson.Raw) string {
-		if strings.Contains(file, "tailable-awaitData") && test.Lookup("description").StringValue() == "apply remaining timeoutMS if less than maxAwaitTimeMS" {
-			// It would iterate a tailable cursor until the suite's
-			// deadline: the getMores do not share one budget yet.
-			return "cursors have no timeoutMode yet: a tailable awaitData cursor's iteration is not bounded by timeoutMS"
-		}
-		return skip(file, test)
-	}
 	r.RunSuite(t, unified.Suite{Name: "client-side-operations-timeout", Dir: []string{"client-side-operations-timeout", "tests"}})
 	checkNoDriverGoroutines(t)
 }

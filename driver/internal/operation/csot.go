@@ -41,8 +41,56 @@ func TimeoutOf(ctx context.Context) (time.Duration, bool) {
 	return d, ok
 }
 
+// modeKey marks a context with a cursor's timeoutMode.
+type modeKey struct{}
+
+// Cursor timeout modes (the specification's timeoutMode).
+const (
+	ModeCursorLifetime = "cursorLifetime"
+	ModeIteration      = "iteration"
+)
+
+// WithTimeoutMode returns ctx carrying the timeoutMode of the cursors
+// the operations given it open.
+func WithTimeoutMode(ctx context.Context, mode string) context.Context {
+	return context.WithValue(ctx, modeKey{}, mode)
+}
+
+// CursorKind is the kind of cursor an Op with Cursor opens.
+type CursorKind uint8
+
+const (
+	NonTailable CursorKind = iota
+	Tailable
+	TailableAwait
+)
+
+// CursorTimeout is how timeoutMS goes on for a cursor after the command
+// that opened it (Result.CursorTimeout, CursorOptions.Timeout).
+type CursorTimeout struct {
+	// Set: the opening operation ran under timeoutMS (Timeout, 0 for no
+	// limit); killCursors gets it afresh.
+	Set     bool
+	Timeout time.Duration
+	// Lifetime is the deadline of every getMore in timeoutMode
+	// CURSOR_LIFETIME (zero otherwise, or with no limit).
+	Lifetime time.Time
+	// Iteration: each Next gets Timeout afresh (timeoutMode ITERATION,
+	// the default of tailable cursors).
+	Iteration bool
+}
+
+// ArgError is an operation refused before anything is sent because of
+// an argument (package driver makes it an *ArgumentError).
+type ArgError struct {
+	Argument, Reason string
+}
+
+func (e *ArgError) Error() string { return e.Argument + ": " + e.Reason }
+
 // budget is what timeoutMS means for one Execute.
 type budget struct {
+	cursor CursorTimeout
 	// set: timeoutMS is set (0 included), so the deprecated timeouts
 	// (socketTimeoutMS, waitQueueTimeoutMS, wTimeoutMS, maxTimeMS options)
 	// are ignored.
@@ -61,7 +109,7 @@ func budgetOf(ctx context.Context) *budget {
 // budget resolves op's timeoutMS and gives ctx its deadline. It returns
 // the op to run (a copy without wtimeout when timeoutMS is set) and a
 // cancel function, nil when none is needed.
-func (x *Executor) budget(ctx context.Context, op *Op) (context.Context, *Op, context.CancelFunc) {
+func (x *Executor) budget(ctx context.Context, op *Op) (context.Context, *Op, context.CancelFunc, error) {
 	t, set := x.Timeout, x.Timeout > 0 || x.TimeoutSet
 	if op.Timeout != nil {
 		t, set = *op.Timeout, true
@@ -69,10 +117,29 @@ func (x *Executor) budget(ctx context.Context, op *Op) (context.Context, *Op, co
 	if d, ok := TimeoutOf(ctx); ok {
 		t, set = d, true
 	}
+	mode, hasMode := ctx.Value(modeKey{}).(string)
+	if op.Cursor && op.Binding == nil && (hasMode || op.CursorKind != NonTailable || op.MaxAwait > 0) {
+		if err := checkCursorTimeout(op, t, set, mode, hasMode); err != nil {
+			return ctx, op, nil, err
+		}
+	}
 	if !set {
-		return ctx, op, nil
+		return ctx, op, nil, nil
 	}
 	b := &budget{set: true}
+	if op.Cursor && op.Binding == nil {
+		b.cursor = CursorTimeout{Set: true, Timeout: t, Iteration: mode == ModeIteration || op.CursorKind != NonTailable}
+		if b.cursor.Iteration && op.CursorKind != TailableAwait {
+			// ITERATION and tailable non-awaitData cursors: no maxTimeMS
+			// on the command that opens them either.
+			cp := *op
+			cp.NoMaxTime = true
+			op = &cp
+		}
+		if !b.cursor.Iteration && t > 0 {
+			b.cursor.Lifetime = time.Now().Add(t)
+		}
+	}
 	var cancel context.CancelFunc
 	dl := op.Deadline
 	if t > 0 {
@@ -98,7 +165,27 @@ func (x *Executor) budget(ctx context.Context, op *Op) (context.Context, *Op, co
 			op = &cp
 		}
 	}
-	return ctx, op, cancel
+	return ctx, op, cancel, nil
+}
+
+// checkCursorTimeout applies the specification's refusals for a cursor:
+// timeoutMode needs timeoutMS; tailable cursors take only ITERATION; an
+// aggregate writing with $out or $merge cannot be ITERATION; and
+// maxAwaitTimeMS must be below a positive timeoutMS.
+func checkCursorTimeout(op *Op, t time.Duration, set bool, mode string, hasMode bool) error {
+	switch {
+	case hasMode && mode != ModeCursorLifetime && mode != ModeIteration:
+		return &ArgError{Argument: "timeoutMode", Reason: fmt.Sprintf("unknown timeoutMode %q", mode)}
+	case hasMode && !set:
+		return &ArgError{Argument: "timeoutMode", Reason: "timeoutMode needs timeoutMS"}
+	case mode == ModeCursorLifetime && op.CursorKind != NonTailable:
+		return &ArgError{Argument: "timeoutMode", Reason: "a tailable cursor takes only timeoutMode ITERATION"}
+	case mode == ModeIteration && op.OutMerge:
+		return &ArgError{Argument: "timeoutMode", Reason: "an aggregate with $out or $merge cannot use timeoutMode ITERATION"}
+	case op.MaxAwait > 0 && set && t > 0 && op.MaxAwait >= t:
+		return &ArgError{Argument: "maxAwaitTimeMS", Reason: fmt.Sprintf("maxAwaitTimeMS %v must be less than timeoutMS %v", op.MaxAwait, t)}
+	}
+	return nil
 }
 
 // maxTime returns cmd as it is sent under the budget: with maxTimeMS set

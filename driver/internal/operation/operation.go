@@ -119,6 +119,11 @@ type Op struct {
 	// KeepMaxTime keeps a maxTimeMS the command carries when timeoutMS is
 	// 0 (RunCommand's document is not inspected).
 	KeepMaxTime bool
+	// CursorKind, MaxAwait and OutMerge describe the cursor an Op with
+	// Cursor opens, for timeoutMode's refusals and defaults (csot.go).
+	CursorKind CursorKind
+	MaxAwait   time.Duration
+	OutMerge   bool
 }
 
 // ServerLimits are what the server a command goes to said in its hello
@@ -183,6 +188,9 @@ type Result struct {
 	// may hand it back with conn.RecycleBuffer so that the next big reply
 	// reuses it. Dropping it instead is fine.
 	Buf []byte
+	// CursorTimeout, for an Op with Cursor, says how timeoutMS applies to
+	// the cursor's getMores and killCursors.
+	CursorTimeout CursorTimeout
 }
 
 // OpContext is the context of one client operation whose own context
@@ -277,15 +285,23 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 	if d.Operation() {
 		ctx = d.OperationStarted(ctx, &event.OperationStarted{Name: op.Name, Database: op.DB, Collection: op.Collection, OperationID: id})
 	}
-	ctx, op, cancel := x.budget(ctx, op) // timeoutMS (csot.go)
+	ctx, op, cancel, err := x.budget(ctx, op) // timeoutMS (csot.go)
 	if cancel != nil {
 		defer cancel()
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		fin.Timeout = dl.Sub(start)
 	}
-	res, err := x.run(ctx, op, id, &fin)
-	err = timeoutError(ctx, err)
+	var res Result
+	if err == nil {
+		res, err = x.run(ctx, op, id, &fin)
+		err = timeoutError(ctx, err)
+		if b := budgetOf(ctx); b != nil && err == nil && op.Cursor {
+			res.CursorTimeout = b.cursor
+		}
+	} else {
+		err = &Error{Op: op.Name, Err: err}
+	}
 	if d.Operation() {
 		fin.Name, fin.Database, fin.Collection, fin.OperationID = op.Name, op.DB, op.Collection, id
 		fin.Duration = time.Since(start)

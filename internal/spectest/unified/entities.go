@@ -264,9 +264,13 @@ type cursorEntity struct {
 	once    sync.Once
 }
 
-func (c *cursorEntity) closeEntity() {
+func (c *cursorEntity) closeEntity() { c.closeWith(context.Background()) }
+
+// closeWith closes the cursor with ctx's values (an operation-level
+// timeoutMS) under a 10 s bound.
+func (c *cursorEntity) closeWith(ctx context.Context) {
 	c.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = c.close(ctx)
 	})

@@ -243,7 +243,6 @@ func databaseCursorCommand(keep bool) opFunc {
 		default:
 			a.fail("cursorType", "unknown cursorType %q", ct)
 		}
-		a.skipArgs("the driver has no timeoutMS, so no timeoutMode", "timeoutMode")
 		if err := a.done(); err != nil {
 			return result{}, err
 		}
