@@ -209,7 +209,7 @@ func listCollections(ctx context.Context, db *Database, filter any, o ListCollec
 	}
 	l := operation.ListCollections{Filter: f, NameOnly: o.NameOnly, AuthorizedCollections: o.AuthorizedCollections,
 		BatchSize: o.BatchSize, Comment: comment}
-	res, err := db.client.execute(ctx, &operation.Op{Name: "listCollections", DB: db.name, Command: l.Command(), Selector: primaryRead, Cursor: true, Retry: operation.RetryRead})
+	res, err := db.execute(ctx, &operation.Op{Name: "listCollections", DB: db.name, Command: l.Command(), Selector: primaryRead, Cursor: true, Retry: operation.RetryRead})
 	if err != nil {
 		return nil, err
 	}
@@ -484,7 +484,7 @@ func (db *Database) CreateCollection(ctx context.Context, name string, opts ...*
 		Pipeline: pipeline, Validator: docs[0], ValidationLevel: o.ValidationLevel, ValidationAction: o.ValidationAction,
 		Collation: docs[1], ClusteredIndex: docs[2], TimeSeries: ts, ExpireAfterSeconds: o.ExpireAfterSeconds,
 		ChangeStreamPreAndPostImages: docs[3], StorageEngine: docs[4], IndexOptionDefaults: docs[5], Comment: comment}
-	_, err = db.client.execute(ctx, dbWriteOp(db, "create", name, c.Command()))
+	_, err = db.execute(ctx, dbWriteOp(db, "create", name, c.Command()))
 	return err
 }
 
@@ -527,7 +527,7 @@ func (db *Database) CreateView(ctx context.Context, viewName, viewOn string, pip
 		return err
 	}
 	c := operation.Create{Name: viewName, ViewOn: &viewOn, Pipeline: p, Collation: collation, Comment: comment}
-	_, err = db.client.execute(ctx, dbWriteOp(db, "create", viewName, c.Command()))
+	_, err = db.execute(ctx, dbWriteOp(db, "create", viewName, c.Command()))
 	return err
 }
 
@@ -537,7 +537,7 @@ func (db *Database) Drop(ctx context.Context) error {
 	if err := db.ready(); err != nil {
 		return err
 	}
-	_, err := db.client.execute(ctx, dbWriteOp(db, "dropDatabase", "", operation.DropDatabaseCommand()))
+	_, err := db.execute(ctx, dbWriteOp(db, "dropDatabase", "", operation.DropDatabaseCommand()))
 	return err
 }
 

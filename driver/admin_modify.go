@@ -59,6 +59,6 @@ func (db *Database) ModifyCollection(ctx context.Context, name string, opts *Mod
 		ChangeStreamPreAndPostImages: images, ExpireAfterSeconds: opts.ExpireAfterSeconds, Comment: comment}
 	op := &operation.Op{Name: "collMod", DB: db.name, Collection: name, Command: cm.Command(),
 		Selector: selection.Write(), WriteConcern: db.c.wc, Unacknowledged: !db.c.wcAck}
-	_, err = db.client.execute(ctx, op)
+	_, err = db.execute(ctx, op)
 	return err
 }

@@ -111,6 +111,8 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 	if err := coll.ready(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := coll.whole(ctx)
+	defer cancel()
 	if len(models) == 0 {
 		return nil, &ArgumentError{Argument: "models", Reason: "BulkWrite needs at least one write model"}
 	}

@@ -176,9 +176,9 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	// retryReads and retryWrites default to true.
 	c.exec.RetryReads = cs.RetryReads == nil || *cs.RetryReads
 	c.exec.RetryWrites = cs.RetryWrites == nil || *cs.RetryWrites
+	c.exec.ServerSelectionTimeout = cfg.ServerSelectionTimeout
 	if cs.Timeout != nil {
-		c.exec.Timeout = *cs.Timeout
-		c.exec.ServerSelectionTimeout = cfg.ServerSelectionTimeout
+		c.exec.Timeout, c.exec.TimeoutSet = *cs.Timeout, true
 	}
 	return c, nil
 }
@@ -495,6 +495,9 @@ func (c *Client) run(ctx context.Context, op *operation.Op) (bson.Raw, error) {
 // execute runs op as one client operation (Disconnect waits for it, and
 // interrupts it) and returns the driver's public errors.
 func (c *Client) execute(ctx context.Context, op *operation.Op) (operation.Result, error) {
+	if d, ok := operation.TimeoutOf(ctx); ok && d < 0 {
+		return operation.Result{}, &ArgumentError{Argument: "timeoutMS", Reason: fmt.Sprintf("timeoutMS must not be negative, got %v", d)}
+	}
 	if err := c.withSession(ctx, op); err != nil {
 		return operation.Result{}, err
 	}
@@ -602,7 +605,7 @@ func (c *Client) RunCommand(ctx context.Context, db string, cmd any, opts ...*Ru
 		}
 		sel = selection.Read(rp)
 	}
-	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel})
+	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel, KeepMaxTime: true})
 	if len(body) == 0 {
 		body = emptyDoc
 		var ce *CommandError

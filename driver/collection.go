@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/operation"
@@ -25,6 +26,9 @@ type CollectionOptions struct {
 	ReadConcern    *ReadConcern
 	WriteConcern   *WriteConcern
 	ReadPreference *ReadPreference
+	// Timeout is the collection's timeoutMS (client-side operations
+	// timeout); 0 means no limit, nil keeps the database's.
+	Timeout *time.Duration
 }
 
 // Collection returns a handle on the collection called name. A mistake in
@@ -40,6 +44,9 @@ func (db *Database) Collection(name string, opts ...*CollectionOptions) *Collect
 			continue
 		}
 		coll.c, coll.err = coll.c.with("CollectionOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+		if coll.err == nil {
+			coll.c, coll.err = coll.c.withTimeout("CollectionOptions.Timeout", o.Timeout)
+		}
 	}
 	return coll
 }
@@ -194,5 +201,36 @@ func marshalPipeline(arg string, pipeline any) (bson.Raw, error) {
 
 // run runs op for the collection's client.
 func (coll *Collection) run(ctx context.Context, op *operation.Op) (operation.Result, error) {
+	if op.Timeout == nil {
+		op.Timeout = coll.c.timeout
+	}
 	return coll.db.client.execute(ctx, op)
+}
+
+// whole bounds an operation made of several commands (the batches of
+// InsertMany and BulkWrite) by one timeoutMS budget: each command's own
+// budget cannot outlast ctx's deadline (the CSOT specification's
+// "Batching").
+func (coll *Collection) whole(ctx context.Context) (context.Context, context.CancelFunc) {
+	t, ok := operation.TimeoutOf(ctx)
+	switch {
+	case ok:
+	case coll.c.timeout != nil:
+		t = *coll.c.timeout
+	default:
+		t = coll.db.client.exec.Timeout
+	}
+	if t <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, t)
+}
+
+// execute runs op for the database's client under the database's
+// timeoutMS (unless op has one).
+func (db *Database) execute(ctx context.Context, op *operation.Op) (operation.Result, error) {
+	if op.Timeout == nil {
+		op.Timeout = db.c.timeout
+	}
+	return db.client.execute(ctx, op)
 }

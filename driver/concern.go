@@ -156,6 +156,23 @@ type concerns struct {
 	wc       bson.Raw // nil: none
 	wcAck    bool     // the write concern waits for a reply
 	readPref selection.ReadPref
+	// timeout is the inherited timeoutMS (client-side operations
+	// timeout): nil for the client's, 0 for no limit.
+	timeout *time.Duration
+}
+
+// withTimeout returns c with timeoutMS d (nil keeps c's); a negative d
+// is an *ArgumentError naming arg.
+func (c concerns) withTimeout(arg string, d *time.Duration) (concerns, error) {
+	if d == nil {
+		return c, nil
+	}
+	if *d < 0 {
+		return c, &ArgumentError{Argument: arg, Reason: fmt.Sprintf("timeoutMS must not be negative, got %v", *d)}
+	}
+	v := *d
+	c.timeout = &v
+	return c, nil
 }
 
 // with returns c overridden by the given settings; a nil argument keeps

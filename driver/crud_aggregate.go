@@ -126,6 +126,7 @@ func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shap
 	op := &operation.Op{Name: "aggregate", DB: db, Collection: coll, Command: cmd, Cursor: true,
 		Selector: selection.Read(c.readPref), ReadConcern: c.rc, Retry: operation.RetryRead, Causal: true}
 	if shape.Write {
+		op.OutMerge = true
 		op.Retry = operation.RetryNone // $out and $merge are not retryable reads
 		// An unacknowledged write concern is sent as it is, but the reply
 		// is awaited: it carries the cursor.
@@ -188,7 +189,7 @@ func (db *Database) Aggregate(ctx context.Context, pipeline any, opts ...*Aggreg
 	if err != nil {
 		return nil, err
 	}
-	res, err := db.client.execute(ctx, aggregateOp(db.client, c, db.name, "", cmd, a.Shape()))
+	res, err := db.execute(ctx, aggregateOp(db.client, c, db.name, "", cmd, a.Shape()))
 	if err != nil {
 		return nil, err
 	}

@@ -193,6 +193,7 @@ func (coll *Collection) Find(ctx context.Context, filter any, opts ...*FindOptio
 	}
 	op := coll.readOp("find", f.Command())
 	op.Cursor = true
+	op.CursorKind, op.MaxAwait = cursorKind(o.CursorType), deref(o.MaxAwaitTime)
 	res, err := coll.run(ctx, op)
 	if err != nil {
 		return nil, err

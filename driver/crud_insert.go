@@ -108,6 +108,8 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 	if err := coll.ready(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := coll.whole(ctx)
+	defer cancel()
 	if len(docs) == 0 {
 		return nil, &ArgumentError{Argument: "documents", Reason: "InsertMany needs at least one document"}
 	}

@@ -76,6 +76,15 @@ func (c *Cursor) Next(ctx context.Context) bool { return c.next(ctx, true) }
 func (c *Cursor) TryNext(ctx context.Context) bool { return c.next(ctx, false) }
 
 func (c *Cursor) next(ctx context.Context, wait bool) bool {
+	if c.oc != nil && c.oc.RemainingOrZero() == 0 {
+		if t := c.oc.IterationTimeout(); t > 0 {
+			// timeoutMode ITERATION: the whole call, all its getMores,
+			// gets timeoutMS (client-side operations timeout).
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, t)
+			defer cancel()
+		}
+	}
 	if c.err != nil || c.oc == nil {
 		return false
 	}
@@ -123,7 +132,12 @@ func (c *Cursor) fail(ctx context.Context, err error) {
 		return
 	}
 	var ce *CommandError
-	if (errors.As(err, &ce) && ce.Code == 43) || IsNetworkError(err) {
+	var te *TimeoutError
+	if (errors.As(err, &ce) && ce.Code == 43) || (IsNetworkError(err) && !(errors.As(err, &te) && !c.tailable && !c.oc.Pinned())) {
+		// A getMore of a non-tailable cursor that ran out of timeoutMS left
+		// the cursor open on the server: it is killed, with a fresh budget
+		// (unless its connection is pinned, and gone); a tailable one is
+		// only released, as before.
 		c.oc.Abandon(context.WithoutCancel(ctx))
 		return
 	}

@@ -3,6 +3,7 @@ package driver
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Database is a handle on one database of the deployment, with the read
@@ -23,6 +24,10 @@ type DatabaseOptions struct {
 	ReadConcern    *ReadConcern
 	WriteConcern   *WriteConcern
 	ReadPreference *ReadPreference
+	// Timeout is the database's timeoutMS (client-side operations
+	// timeout): its operations' budget unless a collection or the
+	// operation sets its own; 0 means no limit, nil keeps the client's.
+	Timeout *time.Duration
 }
 
 // Database returns a handle on the database called name. A mistake in the
@@ -36,6 +41,9 @@ func (c *Client) Database(name string, opts ...*DatabaseOptions) *Database {
 			continue
 		}
 		db.c, db.err = db.c.with("DatabaseOptions", o.ReadConcern, o.WriteConcern, o.ReadPreference)
+		if db.err == nil {
+			db.c, db.err = db.c.withTimeout("DatabaseOptions.Timeout", o.Timeout)
+		}
 	}
 	return db
 }

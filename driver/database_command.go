@@ -25,6 +25,10 @@ func (db *Database) RunCommand(ctx context.Context, cmd any, opts ...*RunCommand
 	if db.err != nil {
 		return &SingleResult{err: db.err}
 	}
+	if _, ok := operation.TimeoutOf(ctx); !ok && db.c.timeout != nil {
+		// The database's timeoutMS, unless the operation has its own.
+		ctx = operation.WithTimeout(ctx, *db.c.timeout)
+	}
 	body, err := db.client.RunCommand(ctx, db.name, cmd, opts...)
 	if err != nil {
 		return &SingleResult{err: err}
@@ -115,7 +119,8 @@ func (db *Database) RunCursorCommand(ctx context.Context, cmd any, opts ...*RunC
 	if co.Comment, err = marshalValue("RunCursorCommandOptions.Comment", o.Comment); err != nil {
 		return nil, err
 	}
-	res, err := db.client.execute(ctx, &operation.Op{Name: operation.CommandName(raw), DB: db.name, Command: raw, Selector: sel, Cursor: true})
+	res, err := db.execute(ctx, &operation.Op{Name: operation.CommandName(raw), DB: db.name, Command: raw, Selector: sel, Cursor: true,
+		CursorKind: cursorKind(o.CursorType), MaxAwait: co.MaxAwaitTime, KeepMaxTime: true})
 	if err != nil {
 		return nil, err
 	}

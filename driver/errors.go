@@ -385,6 +385,14 @@ func IsTimeout(err error) bool {
 		if e == context.DeadlineExceeded {
 			return true
 		}
+		// MaxTimeMSExpired (code 50) in a command or write concern error:
+		// the server's side of a timeout (CSOT's error transformations).
+		if ce, ok := e.(*CommandError); ok && (ce.Code == 50 || ce.WriteConcernError != nil && ce.WriteConcernError.Code == 50) {
+			return true
+		}
+		if wce, ok := e.(*WriteConcernError); ok && wce.Code == 50 {
+			return true
+		}
 		if t, ok := e.(interface{ Timeout() bool }); ok && t.Timeout() {
 			return true
 		}
@@ -623,6 +631,10 @@ func convert(err error, addr string, connID int64) error {
 		return &SelectionError{Selector: e.Selector, Topology: e.Topology, TimedOut: e.TimedOut, Waited: e.Waited, Err: convert(e.Err, addr, connID)}
 	case *selection.Error:
 		return &ArgumentError{Argument: "ReadPreference", Reason: e.Field + ": " + e.Reason}
+	case *operation.ArgError:
+		return &ArgumentError{Argument: e.Argument, Reason: e.Reason}
+	case *operation.TimeoutError:
+		return &TimeoutError{Stage: e.Stage, Err: convert(e.Err, addr, connID)}
 	case *operation.ReplyError:
 		return &ReplyError{Field: e.Field, Reason: e.Reason}
 	}
@@ -654,3 +666,71 @@ type causeError struct {
 
 func (e *causeError) Error() string { return e.msg }
 func (e *causeError) Unwrap() error { return e.next }
+
+// TimeoutError is an operation whose timeoutMS ran out (client-side
+// operation timeout): Stage says where the budget ended ("server
+// selection", "connection checkout", "connection establishment", "before
+// sending the command" when what was left did not exceed the server's
+// minimum round trip time, "waiting for the server's reply", or "on the
+// server (MaxTimeMSExpired)"), and Err is the error that happened there.
+// errors.Is(err, context.DeadlineExceeded) and IsTimeout report true.
+// Without timeoutMS the driver returns the legacy errors instead.
+type TimeoutError struct {
+	Stage string
+	Err   error
+}
+
+func (e *TimeoutError) Error() string {
+	return "timeoutMS expired during " + e.Stage + ": " + e.Err.Error()
+}
+
+// Unwrap returns the error that happened when the budget ran out.
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// Is matches context.DeadlineExceeded.
+func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// Timeout reports true.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// WithTimeout returns ctx carrying an operation-level timeoutMS for the
+// operations given it: d overrides the client's, database's and
+// collection's timeoutMS (0 means no limit; a negative d makes those
+// operations fail with an *ArgumentError naming "timeoutMS"). A deadline
+// ctx already has still applies: the earlier of the two wins.
+func WithTimeout(ctx context.Context, d time.Duration) context.Context {
+	return operation.WithTimeout(ctx, d)
+}
+
+// TimeoutMode says how timeoutMS applies to a cursor (the specification's
+// timeoutMode): TimeoutCursorLifetime (the default of non-tailable
+// cursors) bounds the opening command and every later getMore together;
+// TimeoutIteration gives the opening command and each Next the whole of
+// timeoutMS, and sends no maxTimeMS with them (the only mode of tailable
+// cursors). It needs timeoutMS.
+type TimeoutMode string
+
+const (
+	TimeoutCursorLifetime TimeoutMode = operation.ModeCursorLifetime
+	TimeoutIteration      TimeoutMode = operation.ModeIteration
+)
+
+// WithTimeoutMode returns ctx carrying the timeoutMode of the cursors the
+// operations given it open (Find, Aggregate, ListCollections,
+// ListIndexes, RunCursorCommand). A mode without timeoutMS, CURSOR_LIFETIME
+// on a tailable cursor, or ITERATION on an aggregate with $out or $merge
+// is an *ArgumentError naming "timeoutMode".
+func WithTimeoutMode(ctx context.Context, mode TimeoutMode) context.Context {
+	return operation.WithTimeoutMode(ctx, string(mode))
+}
+
+// cursorKind is the operation package's name for t.
+func cursorKind(t CursorType) operation.CursorKind {
+	switch t {
+	case Tailable:
+		return operation.Tailable
+	case TailableAwait:
+		return operation.TailableAwait
+	}
+	return operation.NonTailable
+}

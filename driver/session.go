@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/operation"
@@ -37,6 +38,12 @@ type SessionOptions struct {
 	DefaultReadConcern    *ReadConcern
 	DefaultWriteConcern   *WriteConcern
 	DefaultReadPreference *ReadPreference
+	// DefaultTimeout is the session's defaultTimeoutMS (client-side
+	// operations timeout): the timeoutMS of its commitTransaction,
+	// abortTransaction, withTransaction and endSession; nil inherits the
+	// client's, 0 means no limit, negative is an *ArgumentError. The
+	// driver has no transactions yet, so it is checked and kept.
+	DefaultTimeout *time.Duration
 }
 
 // Session is an explicit client session: the operations whose context
@@ -102,6 +109,9 @@ func (c *Client) StartSession(opts *SessionOptions) (*Session, error) {
 				Reason: "a session cannot be both causally consistent and a snapshot session"}
 		}
 		causal = *o.CausalConsistency
+	}
+	if o.DefaultTimeout != nil && *o.DefaultTimeout < 0 {
+		return nil, &ArgumentError{Argument: "SessionOptions.DefaultTimeout", Reason: fmt.Sprintf("defaultTimeoutMS must not be negative, got %v", *o.DefaultTimeout)}
 	}
 	if o.SnapshotTime != nil && !snapshot {
 		return nil, &ArgumentError{Argument: "SessionOptions.SnapshotTime", Reason: "only a snapshot session (Snapshot: true) takes a snapshot time"}

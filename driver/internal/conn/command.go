@@ -42,6 +42,18 @@ type Request struct {
 	// if the context ends: Command then registers no watch of its own on
 	// the context, which saves an operation that cost.
 	Watched bool
+	// NoSocketTimeout ignores the connection's socketTimeoutMS: the
+	// operation runs under timeoutMS (client-side operations timeout),
+	// whose budget is the context's deadline.
+	NoSocketTimeout bool
+}
+
+// socketTimeout is the socketTimeoutMS that applies to req.
+func (c *Conn) socketTimeout(req *Request) time.Duration {
+	if req.NoSocketTimeout {
+		return 0
+	}
+	return c.cfg.SocketTimeout
 }
 
 // Reply is one reply message. Body aliases a pooled buffer: it is valid
@@ -564,12 +576,12 @@ func (c *Conn) Command(ctx context.Context, req *Request) (*Reply, error) {
 			defer c.unwatch(c.watch(ctx))
 		}
 	}
-	id, err := c.sendAs(ctx, req, c.cfg.SocketTimeout, c.reqID())
+	id, err := c.sendAs(ctx, req, c.socketTimeout(req), c.reqID())
 	if err != nil || req.MoreToCome {
 		return nil, err
 	}
 	c.lazyBody = req.LazyBody
-	r, err := c.receive(ctx, c.cfg.SocketTimeout, id)
+	r, err := c.receive(ctx, c.socketTimeout(req), id)
 	c.lazyBody = false
 	if err != nil {
 		return nil, err

@@ -80,7 +80,7 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 		}
 		d.CommandFailed(ctx, &event.CommandFailed{CommandFields: f, Duration: time.Since(start), Failure: err, Reply: reply})
 	}
-	if _, err := c.sendAs(ctx, req, c.cfg.SocketTimeout, id); err != nil {
+	if _, err := c.sendAs(ctx, req, c.socketTimeout(req), id); err != nil {
 		failed(err, nil)
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (c *Conn) MonitoredCommand(ctx context.Context, req *Request, d *event.Disp
 		return nil, nil
 	}
 	c.lazyBody = req.LazyBody
-	r, err := c.receive(ctx, c.cfg.SocketTimeout, id)
+	r, err := c.receive(ctx, c.socketTimeout(req), id)
 	c.lazyBody = false
 	if err != nil {
 		failed(err, nil)

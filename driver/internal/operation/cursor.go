@@ -28,6 +28,9 @@ type CursorOptions struct {
 	// Tailable marks a tailable cursor, which stays open when a batch
 	// comes back empty.
 	Tailable bool
+	// Timeout is how the opening operation's timeoutMS goes on (NewCursor
+	// takes it from the Result).
+	Timeout CursorTimeout
 }
 
 // Cursor is a server cursor: the batch in hand, and what it takes to get
@@ -68,6 +71,9 @@ func (e *ReplyError) Error() string { return "malformed server reply: " + e.Fiel
 // batch, the id and the namespace. It takes over res.Binding.
 func NewCursor(x *Executor, db string, res Result, opts CursorOptions) (*Cursor, error) {
 	c := &Cursor{x: x, db: db, opts: opts, binding: res.Binding, buf: res.Buf}
+	if res.CursorTimeout.Set {
+		c.opts.Timeout = res.CursorTimeout
+	}
 	if err := c.load(res.Body, "firstBatch", false); err != nil {
 		x.Release(context.Background(), c.binding)
 		c.binding = nil
@@ -248,7 +254,16 @@ func (c *Cursor) GetMore(ctx context.Context) error {
 		// The CRUD specification: no comment on getMore before 4.4.
 		cmd.Value("comment", c.opts.Comment)
 	}
-	res, err := c.x.Execute(ctx, &Op{Name: "getMore", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding})
+	op := &Op{Name: "getMore", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding}
+	if ct := c.opts.Timeout; ct.Set {
+		// CURSOR_LIFETIME: the rest of the cursor's budget; ITERATION: the
+		// whole of it again (the driver bounds a tailable Next as a whole).
+		op.Timeout = &ct.Timeout
+		if !ct.Lifetime.IsZero() {
+			op.Timeout, op.Deadline = &noLimit, ct.Lifetime
+		}
+	}
+	res, err := c.x.Execute(ctx, op)
 	if err != nil {
 		if isNetwork(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			// The connection is gone or in an unknown state: a pinned
@@ -286,7 +301,11 @@ func (c *Cursor) Close(ctx context.Context) error {
 		st, b := bson.AppendArrayElementStart(cmd.b, "cursors")
 		b = bson.AppendInt64Element(b, "0", c.id)
 		cmd.b, _ = bson.AppendDocumentEnd(b, st)
-		_, err = c.x.Execute(ctx, &Op{Name: "killCursors", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding})
+		op := &Op{Name: "killCursors", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding}
+		if ct := c.opts.Timeout; ct.Set {
+			op.Timeout = &ct.Timeout // refreshed for close, whatever the mode
+		}
+		_, err = c.x.Execute(ctx, op)
 		c.id = 0
 	}
 	c.x.Release(ctx, c.binding)
@@ -322,3 +341,26 @@ func int64Value(v int64) bson.RawValue {
 func StringValue(s string) bson.RawValue {
 	return bson.RawValue{Type: bson.TypeString, Value: bson.AppendString(nil, s)}
 }
+
+// noLimit is timeoutMS 0.
+var noLimit time.Duration
+
+// IterationTimeout is the timeoutMS each Next of a cursor in timeoutMode
+// ITERATION gets afresh (0: none).
+func (c *Cursor) IterationTimeout() time.Duration {
+	if c.opts.Timeout.Iteration {
+		return c.opts.Timeout.Timeout
+	}
+	return 0
+}
+
+// RemainingOrZero is Remaining on a cursor that may be nil.
+func (c *Cursor) RemainingOrZero() int {
+	if c == nil {
+		return 0
+	}
+	return c.left
+}
+
+// Pinned tells whether the cursor holds a pinned connection.
+func (c *Cursor) Pinned() bool { return c.binding.Pinned() }

@@ -38,6 +38,9 @@ type Executor struct {
 	// min(serverSelectionTimeoutMS, timeoutMS) after selection, and the
 	// pool's waitQueueTimeoutMS is ignored (CSOT); 0 leaves only Timeout.
 	ServerSelectionTimeout time.Duration
+	// TimeoutSet says the client's timeoutMS is set even though Timeout
+	// is 0 (no limit): the deprecated timeouts are ignored (csot.go).
+	TimeoutSet bool
 
 	// RetryReads and RetryWrites are the client's retryReads and
 	// retryWrites (both true by default).
@@ -103,6 +106,24 @@ type Op struct {
 	// a hint on an unacknowledged write before 4.4, or a command over its
 	// size limit).
 	Check func(ServerLimits) error
+	// Timeout is the timeoutMS the operation inherits from its
+	// collection, database or session (nil: the client's); a context's
+	// WithTimeout overrides it (csot.go).
+	Timeout *time.Duration
+	// Deadline, when set, bounds the operation as well: a cursor's
+	// lifetime under timeoutMode CURSOR_LIFETIME.
+	Deadline time.Time
+	// NoMaxTime sends no maxTimeMS under timeoutMS (a cursor's command in
+	// timeoutMode ITERATION, a tailable cursor's).
+	NoMaxTime bool
+	// KeepMaxTime keeps a maxTimeMS the command carries when timeoutMS is
+	// 0 (RunCommand's document is not inspected).
+	KeepMaxTime bool
+	// CursorKind, MaxAwait and OutMerge describe the cursor an Op with
+	// Cursor opens, for timeoutMode's refusals and defaults (csot.go).
+	CursorKind CursorKind
+	MaxAwait   time.Duration
+	OutMerge   bool
 }
 
 // ServerLimits are what the server a command goes to said in its hello
@@ -167,6 +188,9 @@ type Result struct {
 	// may hand it back with conn.RecycleBuffer so that the next big reply
 	// reuses it. Dropping it instead is fine.
 	Buf []byte
+	// CursorTimeout, for an Op with Cursor, says how timeoutMS applies to
+	// the cursor's getMores and killCursors.
+	CursorTimeout CursorTimeout
 }
 
 // OpContext is the context of one client operation whose own context
@@ -261,17 +285,23 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 	if d.Operation() {
 		ctx = d.OperationStarted(ctx, &event.OperationStarted{Name: op.Name, Database: op.DB, Collection: op.Collection, OperationID: id})
 	}
-	if x.Timeout > 0 {
-		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > x.Timeout {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, x.Timeout)
-			defer cancel()
-		}
+	ctx, op, cancel, err := x.budget(ctx, op) // timeoutMS (csot.go)
+	if cancel != nil {
+		defer cancel()
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		fin.Timeout = dl.Sub(start)
 	}
-	res, err := x.run(ctx, op, id, &fin)
+	var res Result
+	if err == nil {
+		res, err = x.run(ctx, op, id, &fin)
+		err = timeoutError(ctx, err)
+		if b := budgetOf(ctx); b != nil && err == nil && op.Cursor {
+			res.CursorTimeout = b.cursor
+		}
+	} else {
+		err = &Error{Op: op.Name, Err: err}
+	}
 	if d.Operation() {
 		fin.Name, fin.Database, fin.Collection, fin.OperationID = op.Name, op.DB, op.Collection, id
 		fin.Duration = time.Since(start)
@@ -459,8 +489,11 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		bt.Sent = n
 		seqs = []wire.Sequence{{Identifier: bt.Identifier, Docs: bt.Docs[:n]}}
 	}
+	if cmd, err = x.maxTime(ctx, op, addr, cmd); err != nil {
+		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
+	}
 	req := conn.Request{DB: op.DB, Command: cmd, Sequences: seqs, MoreToCome: op.Unacknowledged, Watched: watched,
-		LazyBody: op.Cursor || b != nil}
+		LazyBody: op.Cursor || b != nil, NoSocketTimeout: budgetOf(ctx) != nil}
 	st.sent = true
 	r, err := c.MonitoredCommand(ctx, &req, x.Events, id)
 	if err != nil && !errors.Is(context.Cause(ctx), ErrClientDisconnected) {
@@ -691,7 +724,7 @@ func readPreferenceFor(rp selection.ReadPref, td description.TopologyDescription
 // min(serverSelectionTimeoutMS, remaining timeoutMS) counted from the start
 // of selection (CSOT, "Server Selection"); ctx carries the timeoutMS part.
 func (x *Executor) checkOut(ctx context.Context, p *pool.Pool[*conn.Conn], selStart time.Time) (*pool.Pooled[*conn.Conn], error) {
-	if x.Timeout <= 0 {
+	if budgetOf(ctx) == nil {
 		return p.CheckOut(ctx)
 	}
 	var wait time.Duration

@@ -72,26 +72,33 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		return res, noRetryableWrites(err, &st)
 	}
 	first, firstRes := err, res
-	if st.addr != "" && x.Topology.Description().Type == description.Sharded {
-		st.deprioritized = append(st.deprioritized, st.addr)
+	// One retry; under a positive timeoutMS, as many as the budget allows
+	// (retryAgain, csot.go).
+	for n := 1; ; n++ {
+		if st.addr != "" && x.Topology.Description().Type == description.Sharded {
+			st.deprioritized = append(st.deprioritized, st.addr)
+		}
+		st.addr, st.selectFailed = "", false
+		res, err = x.attempt(ctx, op, id, fin, &st)
+		x.labelNetworkError(err, &st)
+		switch {
+		case err == nil:
+			return res, nil
+		case st.selectFailed:
+			// No server for the retry: the first error says what happened.
+			return firstRes, first
+		case st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites:
+			// The retry's server does not take retryable writes: nothing was
+			// retried, and the first error is the one that tells.
+			return firstRes, first
+		case hasLabel(err, "NoWritesPerformed"):
+			return firstRes, first
+		}
+		if !retryAgain(ctx, n+1) || !x.shouldRetry(ctx, op, &st, err) {
+			return res, err
+		}
+		first, firstRes = err, res
 	}
-	st.addr, st.selectFailed = "", false
-	res, err = x.attempt(ctx, op, id, fin, &st)
-	x.labelNetworkError(err, &st)
-	switch {
-	case err == nil:
-		return res, nil
-	case st.selectFailed:
-		// No server for the retry: the first error says what happened.
-		return firstRes, first
-	case st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites:
-		// The retry's server does not take retryable writes: nothing was
-		// retried, and the first error is the one that tells.
-		return firstRes, first
-	case hasLabel(err, "NoWritesPerformed"):
-		return firstRes, first
-	}
-	return res, err
 }
 
 // putSession returns the operation's implicit session to the pool,

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
@@ -507,6 +508,11 @@ func (s *Server) Address() string { return s.addr }
 
 // Pool returns the server's connection pool.
 func (s *Server) Pool() *pool.Pool[*conn.Conn] { return s.pool }
+
+// MinRTT is the smallest of the server's last 10 round trip times (0
+// while there are fewer than 2 samples): the minRoundTripTime that
+// client-side operation timeouts take off maxTimeMS.
+func (s *Server) MinRTT() time.Duration { return s.rtt.Min() }
 
 // EndOperation ends one operation that Select counted on s.
 func (s *Server) EndOperation() { s.ops.Add(-1) }

@@ -151,9 +151,7 @@ func (a *argSet) str(key string, required bool) string {
 // unsupportedArgs are arguments the format and the specifications
 // define that the driver has no option for yet.
 var unsupportedArgs = map[string]string{
-	"timeoutMS":   "the driver has no per-operation timeoutMS",
-	"timeoutMode": "the driver has no per-operation timeoutMS, so no timeoutMode",
-	"rawData":     "the driver has no rawData option (raw time-series buckets)",
+	"rawData": "the driver has no rawData option (raw time-series buckets)",
 }
 
 // done reports the first malformed argument, then an argument the driver

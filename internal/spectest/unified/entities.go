@@ -143,7 +143,11 @@ func (tr *testRun) createEntity(kind string, def bson.Raw) error {
 		if err != nil {
 			return err
 		}
-		db := c.c.Database(name, &driver.DatabaseOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc})
+		to, err := timeoutOf(opts, "databaseOptions")
+		if err != nil {
+			return err
+		}
+		db := c.c.Database(name, &driver.DatabaseOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc, Timeout: to})
 		return tr.add(id, &databaseEntity{client: c, name: name, opts: opts, db: db})
 	case "collection":
 		if err := checkKeys(def, "id", "database", "collectionName", "collectionOptions"); err != nil {
@@ -165,7 +169,11 @@ func (tr *testRun) createEntity(kind string, def bson.Raw) error {
 		if err != nil {
 			return err
 		}
-		coll := db.db.Collection(name, &driver.CollectionOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc})
+		to, err := timeoutOf(opts, "collectionOptions")
+		if err != nil {
+			return err
+		}
+		coll := db.db.Collection(name, &driver.CollectionOptions{ReadConcern: rc, ReadPreference: rp, WriteConcern: wc, Timeout: to})
 		return tr.add(id, &collectionEntity{db: db, name: name, opts: opts, coll: coll})
 	case "thread":
 		if err := checkKeys(def, "id"); err != nil {
@@ -256,9 +264,13 @@ type cursorEntity struct {
 	once    sync.Once
 }
 
-func (c *cursorEntity) closeEntity() {
+func (c *cursorEntity) closeEntity() { c.closeWith(context.Background()) }
+
+// closeWith closes the cursor with ctx's values (an operation-level
+// timeoutMS) under a 10 s bound.
+func (c *cursorEntity) closeWith(ctx context.Context) {
 	c.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = c.close(ctx)
 	})

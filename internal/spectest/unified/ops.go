@@ -166,6 +166,9 @@ func (tr *testRun) operation(op bson.Raw) error {
 	if err != nil {
 		return err
 	}
+	if ctx, args, err = timeoutContext(ctx, args); err != nil {
+		return err
+	}
 	res, opErr := f(ctx, tr, obj, args)
 	if reason := tr.gap(opErr); reason != "" {
 		return &skipError{reason: reason}

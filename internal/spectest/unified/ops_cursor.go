@@ -43,6 +43,6 @@ func cursorClose(ctx context.Context, tr *testRun, obj any, args bson.Raw) (resu
 	if err := argKeys(args); err != nil {
 		return result{}, err
 	}
-	obj.(*cursorEntity).closeEntity()
+	obj.(*cursorEntity).closeWith(ctx)
 	return result{}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
@@ -103,8 +104,13 @@ func (tr *testRun) createSession(id string, def bson.Raw) error {
 			}
 			o.SnapshotTime = &bson.Timestamp{T: t, I: i}
 		}
-		if !so.Lookup("defaultTimeoutMS").IsZero() {
-			return skipf("sessionOptions.defaultTimeoutMS: the driver has no per-session timeout yet (CSOT)")
+		if v := so.Lookup("defaultTimeoutMS"); !v.IsZero() {
+			n, ok := v.AsInt64OK()
+			if !ok {
+				return fmt.Errorf("sessionOptions.defaultTimeoutMS: want an integer, got %s", show(v))
+			}
+			d := time.Duration(n) * time.Millisecond
+			o.DefaultTimeout = &d
 		}
 		if dt, ok := so.Lookup("defaultTransactionOptions").DocumentOK(); ok {
 			if err := checkKeys(dt, "readConcern", "writeConcern", "readPreference", "maxCommitTimeMS"); err != nil {
@@ -177,4 +183,37 @@ func opSessionDirty(want bool) specialFunc {
 		}
 		return nil
 	}
+}
+
+// timeoutContext takes an operation's timeoutMS and timeoutMode
+// arguments off args and gives them to the operation through its context
+// (driver.WithTimeout, driver.WithTimeoutMode).
+func timeoutContext(ctx context.Context, args bson.Raw) (context.Context, bson.Raw, error) {
+	v, m := args.Lookup("timeoutMS"), args.Lookup("timeoutMode")
+	if v.IsZero() && m.IsZero() {
+		return ctx, args, nil
+	}
+	if !v.IsZero() {
+		n, ok := v.AsInt64OK()
+		if !ok {
+			return nil, nil, invalid("arguments.timeoutMS", nil, "timeoutMS must be an integer, got %s", show(v))
+		}
+		ctx = driver.WithTimeout(ctx, time.Duration(n)*time.Millisecond)
+	}
+	if !m.IsZero() {
+		mode, ok := m.StringValueOK()
+		if !ok {
+			return nil, nil, invalid("arguments.timeoutMode", nil, "timeoutMode must be a string, got %s", show(m))
+		}
+		ctx = driver.WithTimeoutMode(ctx, driver.TimeoutMode(mode))
+	}
+	st, b := bson.AppendDocumentStart(make([]byte, 0, len(args)))
+	it := args.Iter()
+	for it.Next() {
+		if k := it.Key(); k != "timeoutMS" && k != "timeoutMode" {
+			b = bson.AppendValueElement(b, k, it.Value())
+		}
+	}
+	b, _ = bson.AppendDocumentEnd(b, st)
+	return ctx, b, nil
 }

@@ -68,13 +68,25 @@ func writeConcernOf(v bson.RawValue, path string) (*driver.WriteConcern, error) 
 	return wc, nil
 }
 
-// concernsOf reads a collectionOrDatabaseOptions document.
+// timeoutOf reads a timeoutMS option (nil when absent).
+func timeoutOf(opts bson.Raw, path string) (*time.Duration, error) {
+	v := opts.Lookup("timeoutMS")
+	if v.IsZero() {
+		return nil, nil
+	}
+	n, ok := v.AsInt64OK()
+	if !ok {
+		return nil, invalid(path+".timeoutMS", nil, "timeoutMS must be an integer, got %s", show(v))
+	}
+	d := time.Duration(n) * time.Millisecond
+	return &d, nil
+}
+
+// concernsOf reads a collectionOrDatabaseOptions document (timeoutOf
+// reads its timeoutMS).
 func concernsOf(opts bson.Raw, path string) (rc *driver.ReadConcern, rp *driver.ReadPreference, wc *driver.WriteConcern, err error) {
 	if opts == nil {
 		return nil, nil, nil, nil
-	}
-	if !opts.Lookup("timeoutMS").IsZero() {
-		return nil, nil, nil, skipf("%s.timeoutMS: the driver has no per-database or per-collection timeoutMS", path)
 	}
 	if rc, err = readConcernOf(opts.Lookup("readConcern"), path+".readConcern"); err != nil {
 		return

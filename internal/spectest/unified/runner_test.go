@@ -222,12 +222,12 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestArgSet(t *testing.T) {
-	a := newArgs(mustDoc(t, `{"filter": {}, "limit": 2, "timeoutMS": 5}`))
+	a := newArgs(mustDoc(t, `{"filter": {}, "limit": 2, "rawData": true}`))
 	a.doc("filter", true)
 	a.int64Ptr("limit")
 	var se *skipError
 	if err := a.done(); !errors.As(err, &se) {
-		t.Errorf("an argument the driver lacks (timeoutMS) must skip, got %v", err)
+		t.Errorf("an argument the driver lacks (rawData) must skip, got %v", err)
 	}
 	a = newArgs(mustDoc(t, `{"filter": {}, "bogus": 1}`))
 	a.doc("filter", true)
