@@ -35,6 +35,11 @@ type Cursor struct {
 	err    error
 	// awaitData: an empty batch of a tailable cursor is not the end.
 	tailable bool
+	// failed is what Close still has to do for a cursor whose getMore
+	// failed on a connection pinned to it (load-balanced mode): the
+	// connection stays checked out until Close, as the load-balancers
+	// specification asks. failAbandon: release without killCursors.
+	failed, failAbandon bool
 }
 
 // newCursor wraps oc.
@@ -133,7 +138,13 @@ func (c *Cursor) fail(ctx context.Context, err error) {
 	}
 	var ce *CommandError
 	var te *TimeoutError
-	if (errors.As(err, &ce) && ce.Code == 43) || (IsNetworkError(err) && !(errors.As(err, &te) && !c.tailable && !c.oc.Pinned())) {
+	abandon := (errors.As(err, &ce) && ce.Code == 43) || (IsNetworkError(err) && !(errors.As(err, &te) && !c.tailable && !c.oc.Pinned()))
+	if c.oc.Pinned() {
+		// Load-balanced mode: the pinned connection is released by Close.
+		c.failed, c.failAbandon = true, abandon
+		return
+	}
+	if abandon {
 		// A getMore of a non-tailable cursor that ran out of timeoutMS left
 		// the cursor open on the server: it is killed, with a fresh budget
 		// (unless its connection is pinned, and gone); a tailable one is
@@ -181,6 +192,13 @@ func (c *Cursor) Close(ctx context.Context) error {
 	if c.oc == nil {
 		return nil
 	}
+	if c.failed && c.failAbandon {
+		c.failed = false
+		c.oc.Abandon(context.WithoutCancel(ctx))
+		c.Current = nil
+		return nil
+	}
+	c.failed = false
 	err := c.closeServer(ctx)
 	c.Current = nil
 	return err

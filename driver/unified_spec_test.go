@@ -45,10 +45,6 @@ func knownFailure(tc *unified.Test) string {
 			return r
 		}
 	}
-	if strings.HasPrefix(tc.Name, "cursors.json/pinned connections are not returned") && strings.Contains(tc.File.Path, "load-balancers") {
-		// Hidden until now by a skip that took them for retry tests.
-		return "load-balanced mode: an error on getMore releases the cursor's pinned connection at once; the specification keeps it checked out until the cursor is closed"
-	}
 	return ""
 }
 
