@@ -170,6 +170,13 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	// retryReads and retryWrites default to true.
 	c.exec.RetryReads = cs.RetryReads == nil || *cs.RetryReads
 	c.exec.RetryWrites = cs.RetryWrites == nil || *cs.RetryWrites
+	// Client backpressure: maxAdaptiveRetries defaults to 2,
+	// enableOverloadRetargeting to false.
+	c.exec.Overload.MaxRetries = 2
+	if cs.MaxAdaptiveRetries != nil {
+		c.exec.Overload.MaxRetries = *cs.MaxAdaptiveRetries
+	}
+	c.exec.Overload.Retarget = cs.EnableOverloadRetargeting != nil && *cs.EnableOverloadRetargeting
 	if cs.Timeout != nil {
 		c.exec.Timeout = *cs.Timeout
 		c.exec.ServerSelectionTimeout = cfg.ServerSelectionTimeout
@@ -596,7 +603,7 @@ func (c *Client) RunCommand(ctx context.Context, db string, cmd any, opts ...*Ru
 		}
 		sel = selection.Read(rp)
 	}
-	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel})
+	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel, Kind: operation.KindCommand})
 	if len(body) == 0 {
 		body = emptyDoc
 		var ce *CommandError

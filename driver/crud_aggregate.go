@@ -127,6 +127,7 @@ func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shap
 		Selector: selection.Read(c.readPref), ReadConcern: c.rc, Retry: operation.RetryRead, Causal: true}
 	if shape.Write {
 		op.Retry = operation.RetryNone // $out and $merge are not retryable reads
+		op.Kind = operation.KindWrite  // but writes for the overload retry policy
 		// An unacknowledged write concern is sent as it is, but the reply
 		// is awaited: it carries the cursor.
 		op.WriteConcern = c.wc

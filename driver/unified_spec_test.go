@@ -281,3 +281,7 @@ func TestUnifiedSessions(t *testing.T) {
 func TestUnifiedCausalConsistency(t *testing.T) {
 	runUnifiedSuite(t, "causal-consistency", "", "causal-consistency", "tests")
 }
+
+func TestUnifiedClientBackpressure(t *testing.T) {
+	runUnifiedSuite(t, "client-backpressure", "", "client-backpressure", "tests")
+}

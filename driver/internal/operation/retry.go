@@ -46,46 +46,86 @@ type attemptState struct {
 	deprioritized       []string
 }
 
-// run runs op's attempts. Without client-side operation timeouts a
-// retryable read or write is retried once, after a retryable error, on a
-// server selected again (a mongos that failed is avoided; the
-// retryable-reads and retryable-writes specifications). A write keeps
-// its session and txnNumber, so the server applies it at most once. When
-// the retry fails with NoWritesPerformed, or its server does not take
-// retryable writes, the first error is returned.
+// run runs op's attempts, in one loop where the retry policies combine
+// as the client backpressure specification's pseudocode says:
 //
-// The seed documents (../shared/seeds, 003 for reads) say reads retry as
-// many times as needed; the current specification retries once without a
-// timeout, which is what this does.
+//   - a retryable read or write (the retryable-reads and retryable-writes
+//     specifications: shouldRetry) is retried once;
+//   - an error labelled SystemOverloadedError and RetryableError is
+//     retried for any command (getMore, updateMany, runCommand, ...) when
+//     retryReads (a read), retryWrites (a write) or both (runCommand)
+//     allow it (retryableOverload);
+//   - once an attempt fails with an overload error (SystemOverloadedError),
+//     the operation's retries of any kind are capped at maxAdaptiveRetries,
+//     and each retry after an overload error waits a backoff first
+//     (backoff); a context that ends meanwhile ends the loop.
+//
+// A retry selects a server again: a mongos that failed is avoided, and so
+// is a server that returned an overload error when enableOverloadRetargeting
+// is on. A write keeps its session and txnNumber across retries, so the
+// server applies it at most once. The error returned is the last one that
+// shows the command was attempted (sent, without NoWritesPerformed, and not
+// a write retried on a server that does not take retryable writes), or the
+// first error when none does (retryable-writes "Determining the error to
+// return", which the retryable-reads specification matches for reads).
 func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.OperationFinished) (Result, error) {
 	st := attemptState{retry: op.Retry}
 	if st.retry == RetryWrite && op.Batch != nil && !batchRetryable(op.Batch) {
 		st.retry = RetryNone
 	}
 	defer x.putSession(&st)
-	res, err := x.attempt(ctx, op, id, fin, &st)
-	x.labelNetworkError(err, &st)
-	if err == nil || !x.shouldRetry(ctx, op, &st, err) {
-		return res, err
+	// allowed is the number of retries the policies allow: one for the
+	// retryable reads and writes, maxAdaptiveRetries after an overload
+	// error.
+	allowed := 1
+	var out outcome
+	for retries := 0; ; {
+		st.sent = false
+		res, err := x.attempt(ctx, op, id, fin, &st)
+		x.labelNetworkError(err, &st)
+		if err == nil {
+			return res, nil
+		}
+		out.add(res, err, st.sent && !hasLabel(err, "NoWritesPerformed") &&
+			!(retries > 0 && st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites))
+		if retries > 0 && st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites {
+			// The retry's server does not take retryable writes: nothing
+			// more is retried.
+			return out.res, out.err
+		}
+		if !x.shouldRetry(ctx, op, &st, err) && !x.retryableOverload(ctx, op, err) {
+			return out.res, out.err
+		}
+		overload := isOverload(err)
+		if overload {
+			allowed = x.Overload.MaxRetries
+		}
+		retries++
+		if retries > allowed {
+			return out.res, out.err
+		}
+		if st.addr != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
+			st.deprioritized = append(st.deprioritized, st.addr)
+		}
+		st.addr = ""
+		if overload && x.backoff(ctx, retries, err) != nil {
+			return out.res, out.err
+		}
 	}
-	first, firstRes := err, res
-	if st.addr != "" && x.Topology.Description().Type == description.Sharded {
-		st.deprioritized = append(st.deprioritized, st.addr)
+}
+
+// outcome is the error run returns, with the result that came with it.
+type outcome struct {
+	res Result
+	err error
+}
+
+// add records an attempt's error: it replaces the one kept unless it
+// shows no attempt and one was kept already.
+func (o *outcome) add(res Result, err error, attempted bool) {
+	if o.err == nil || attempted {
+		o.res, o.err = res, err
 	}
-	st.addr = ""
-	res, err = x.attempt(ctx, op, id, fin, &st)
-	x.labelNetworkError(err, &st)
-	switch {
-	case err == nil:
-		return res, nil
-	case st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites:
-		// The retry's server does not take retryable writes: nothing was
-		// retried, and the first error is the one that tells.
-		return firstRes, first
-	case hasLabel(err, "NoWritesPerformed"):
-		return firstRes, first
-	}
-	return res, err
 }
 
 // putSession returns the operation's implicit session to the pool,
