@@ -87,10 +87,11 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 			return res, nil
 		}
 		out.add(res, err, st.sent && !hasLabel(err, "NoWritesPerformed") &&
-			!(retries > 0 && st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites))
-		if retries > 0 && st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites {
-			// The retry's server does not take retryable writes: nothing
-			// more is retried.
+			!(retries > 0 && st.txn != 0 && st.addr != "" && !st.supportsRetryWrites))
+		if retries > 0 && st.txn != 0 && st.addr != "" && !st.supportsRetryWrites {
+			// A retryable write (sent with a txnNumber) whose retry's
+			// server does not take retryable writes: nothing more is
+			// retried.
 			return out.res, out.err
 		}
 		if !x.shouldRetry(ctx, op, &st, err) && !x.retryableOverload(ctx, op, err) {
