@@ -371,10 +371,8 @@ func TestBackpressureOverloadRetargeting(t *testing.T) {
 			sl := &sleeps{}
 			c, rec := bpClient(t, rs.URI()+"&readPreference=primaryPreferred"+tc.query, 0, sl)
 			ctx := testCtx(t)
-			// Wait until a secondary is known.
-			if _, err := c.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}}, &driver.RunCommandOptions{ReadPreference: "secondary"}); err != nil {
-				t.Fatal(err)
-			}
+			waitForKind(t, c, "RSPrimary", 1)
+			waitForKind(t, c, "RSSecondary", 2)
 			failCommand(t, prim, times(1), bson.A{"find"}, 462, overloadLabels)
 			if err := c.Database("bp").Collection("c").FindOne(ctx, bson.D{}).Err(); err != nil && !errors.Is(err, driver.ErrNoDocuments) {
 				t.Fatal(err)

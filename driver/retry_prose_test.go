@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
@@ -72,6 +73,27 @@ func setFP(t *testing.T, s *mongotest.Server, mode any, data bson.D) {
 	if err := s.SetFailPoint(bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: mode},
 		{Key: "data", Value: data}}); err != nil {
 		t.Error(err)
+	}
+}
+
+// waitForKind waits until c knows n servers of the kind.
+func waitForKind(t *testing.T, c *driver.Client, kind string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		k := 0
+		for _, s := range c.Topology().Servers {
+			if s.Kind == kind {
+				k++
+			}
+		}
+		if k >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d servers of kind %s known, want %d: %v", k, kind, n, c.Topology())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -192,6 +214,7 @@ func TestRetryProseShardedDeprioritization(t *testing.T) {
 				setFP(t, m, times(1), data)
 			}
 			c, rec := sessClient(t, sc.URI())
+			waitForKind(t, c, "Mongos", 2)
 			if err := tc.run(testCtx(t), c.Database("retry").Collection("c")); err == nil {
 				t.Fatal("the operation succeeded, want it to fail on both mongoses")
 			}
@@ -231,11 +254,10 @@ func TestRetryProseShardedDeprioritization(t *testing.T) {
 // are TestBackpressureOverloadRetargeting).
 func TestRetryProseReplicaSetSameServer(t *testing.T) {
 	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{})
-	c, rec := sessClient(t, rs.URI()+"&retryReads=true&readPreference=primaryPreferred&enableOverloadRetargeting=true")
+	c, rec := sessClient(t, rs.URI()+"&retryReads=true&readPreference=primaryPreferred")
 	ctx := testCtx(t)
-	if _, err := c.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}}, &driver.RunCommandOptions{ReadPreference: "secondary"}); err != nil {
-		t.Fatal(err)
-	}
+	waitForKind(t, c, "RSPrimary", 1)
+	waitForKind(t, c, "RSSecondary", 2)
 	setFP(t, rs.Primary(), times(1), bson.D{{Key: "failCommands", Value: bson.A{"find"}}, {Key: "errorCode", Value: 6},
 		{Key: "errorLabels", Value: bson.A{"RetryableError"}}})
 	t.Cleanup(rs.Primary().ClearFailPoints)

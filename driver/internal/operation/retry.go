@@ -82,7 +82,7 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 	for retries := 0; ; {
 		st.sent = false
 		res, err := x.attempt(ctx, op, id, fin, &st)
-		x.labelNetworkError(err, &st)
+		err = x.labelNetworkError(err, &st)
 		if err == nil {
 			return res, nil
 		}
@@ -272,13 +272,37 @@ func batchRetryable(bt *Batch) bool {
 // labelNetworkError adds RetryableWriteError to a network error of a
 // retryable write to a server that takes them, with retryWrites on, as
 // the retryable-writes specification asks (the label tells the
-// application the write may be retried).
-func (x *Executor) labelNetworkError(err error, st *attemptState) {
+// application the write may be retried). The error may be shared with
+// other operations (a connection's failure hands the same error to each
+// waiter), so the label goes on a copy: the returned error.
+func (x *Executor) labelNetworkError(err error, st *attemptState) error {
 	if err == nil || st.retry != RetryWrite || !x.RetryWrites || !st.supportsRetryWrites {
-		return
+		return err
 	}
 	var ne *conn.NetworkError
 	if errors.As(err, &ne) && !ne.HasLabel("RetryableWriteError") {
-		ne.Labels = append(ne.Labels[:len(ne.Labels):len(ne.Labels)], "RetryableWriteError")
+		return withWriteLabel(err)
 	}
+	return err
+}
+
+// withWriteLabel returns err with the RetryableWriteError label on a copy
+// of its network error, copying the errors that wrap it (*Error,
+// *pool.PoolClearedError); any other wrapping is returned as it is.
+func withWriteLabel(err error) error {
+	switch e := err.(type) {
+	case *conn.NetworkError:
+		cp := *e
+		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], "RetryableWriteError")
+		return &cp
+	case *Error:
+		cp := *e
+		cp.Err = withWriteLabel(e.Err)
+		return &cp
+	case *pool.PoolClearedError:
+		cp := *e
+		cp.Cause = withWriteLabel(e.Cause)
+		return &cp
+	}
+	return err
 }
