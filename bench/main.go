@@ -53,6 +53,9 @@ func main() {
 	run := flag.String("run", ".", "regexp selecting tasks by name")
 	crudCount := flag.Int("crudcount", 5, "runs per CRUD row (the CRUD rows go through the network and a server, so they are noisier)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (both drivers) to this file")
+	failoverFor := flag.Duration("failover", 60*time.Second, "how long each failover row runs (0 skips them)")
+	stepEvery := flag.Duration("stepdown", 10*time.Second, "how often the failover rows step the primary down")
+	csotRuns := flag.Int("csotruns", 200, "finds per CSOT accuracy row and driver (0 skips them)")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -106,6 +109,8 @@ for example, a nested boolean byte of 7 or invalid UTF-8 in any string.`)
 	}
 	crud := runCRUDTasks(sel, *crudCount, len(matched) > 0)
 	runDriverTasks(sel, *count, *benchtime, len(matched) > 0 || crud)
+	runCSOT(sel, *csotRuns, true)
+	runFailover(sel, *failoverFor, *stepEvery, true)
 }
 
 // runDriverTasks prints the second table, the pool and server selection,

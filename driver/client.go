@@ -38,6 +38,12 @@ const (
 // Disconnect.
 var ErrClientDisconnected = operation.ErrClientDisconnected
 
+// ErrRetryableWritesNotSupported is in the chain of a retryable write's
+// error when the server said "Transaction numbers are only allowed on a
+// replica set member or mongos" (a storage engine without retryable
+// writes): add retryWrites=false to the connection string.
+var ErrRetryableWritesNotSupported = operation.ErrRetryableWritesNotSupported
+
 // Client is a connection to a MongoDB deployment: one monitor and one
 // connection pool per server, kept current by SDAM. It is safe for
 // concurrent use; make one per deployment and share it.

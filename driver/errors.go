@@ -559,6 +559,8 @@ func convert(err error, addr string, connID int64) error {
 			return se
 		}
 		return &OperationError{Op: e.Op, Address: e.Address, Err: convert(e.Err, e.Address, 0)}
+	case *operation.RetryableWritesError:
+		return &operation.RetryableWritesError{Err: convert(e.Err, addr, connID)}
 	case *conn.CommandError:
 		ce := &CommandError{Code: e.Code, CodeName: e.CodeName, Message: e.Message, Labels: e.Labels, Raw: e.Raw}
 		if e.WriteConcernError != nil {

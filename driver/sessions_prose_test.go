@@ -648,8 +648,8 @@ func TestSnapshotSession(t *testing.T) {
 		rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
 		c, rec := sessClient(t, rs.URI())
 		s := startSession(t, c, &driver.SessionOptions{Snapshot: driver.Ptr(true), SnapshotTime: &bson.Timestamp{T: 5, I: 1}})
-		// mongotest answers snapshot reads with NotImplemented; the
-		// command sent is what is checked here.
+		// Timestamp(5, 1) is older than mongotest's history, so the read
+		// fails with SnapshotTooOld; the command sent is what is checked.
 		_ = c.Database("sn").Collection("c").FindOne(driver.NewSessionContext(testCtx(t), s), bson.D{}).Err()
 		rc := readConcernOf(lastStarted(t, rec).Command)
 		if rc.Lookup("level").StringValue() != "snapshot" {

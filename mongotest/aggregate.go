@@ -118,14 +118,17 @@ func aggregateCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		stages = append(viewStages, stages...)
 	}
 	out := func(db, coll string, docs []bson.Raw) error { return s.writeOutFor(r, db, coll, docs) }
-	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: out, Let: let, Collections: storeCollections{s: s}, Collation: env.collator()})
+	p, err := agg.Compile(stages, agg.Options{DB: r.DB, Out: out, Let: let, Collections: storeCollections{s: s, snap: r.snap}, Collation: env.collator()})
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkAggregateRole(r, p.HasOut() || merge != nil); err != nil {
 		return nil, err
 	}
-	c := s.store.Collection(r.DB, source)
+	c, err := s.readCollection(r, r.DB, source)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkHint(r.Body, c); err != nil {
 		return nil, err
 	}

@@ -25,12 +25,16 @@ func letOption(r *Request) (bson.Raw, error) {
 // collection reading as empty, a view as its pipeline's result.
 type storeCollections struct {
 	s     *Server
-	depth int // views being read to get here, against $lookup cycles
+	depth int       // views being read to get here, against $lookup cycles
+	snap  *snapRead // a snapshot read's time, or nil
 }
 
 func (c storeCollections) Scan(db, coll string, yield func(bson.Raw) bool) error {
 	if c.s.store.View(db, coll) != nil && c.depth >= maxViewNesting {
 		return namedError(43, "ViewDepthLimitExceeded", "View depth too deep or view cycle detected. Maximum depth is %d", maxViewNesting)
+	}
+	if c.snap != nil && c.s.store.View(db, coll) != nil {
+		return newError(mongoerr.NotImplemented, "mongotest does not support readConcern level snapshot on a view (%s.%s)", db, coll)
 	}
 	docs, isView, err := c.s.viewReadAt(db, coll, nil, c.depth+1)
 	if isView {
@@ -41,7 +45,11 @@ func (c storeCollections) Scan(db, coll string, yield func(bson.Raw) bool) error
 		}
 		return err
 	}
-	if col := c.s.store.Collection(db, coll); col != nil {
+	col, err := c.snap.of(c.s.store.Collection(db, coll))
+	if err != nil {
+		return err
+	}
+	if col != nil {
 		col.Scan(yield)
 	}
 	return nil

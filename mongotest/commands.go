@@ -55,6 +55,8 @@ type Request struct {
 	// opTime is the cluster time of the command's write, zero for a
 	// command that did not write.
 	opTime bson.Timestamp
+	// snap is the time a snapshot read reads at (snapshot.go).
+	snap *snapRead
 }
 
 // HandlerFunc answers one command. It returns the reply without ok: the
@@ -198,7 +200,7 @@ func (c *Conn) dispatch(ctx context.Context, r *Request) ([]byte, error) {
 // stream. Otherwise the reply is the same bytes, contiguous.
 func (c *Conn) dispatchScatter(ctx context.Context, r *Request, scatter bool) (out []byte, sc *scatterReply, err error) {
 	s := c.s
-	r.more, r.ownReply, r.scatterOK, r.batch, r.opTime = false, false, scatter, nil, bson.Timestamp{}
+	r.more, r.ownReply, r.scatterOK, r.batch, r.opTime, r.snap = false, false, scatter, nil, bson.Timestamp{}, nil
 	if !r.streaming {
 		s.log.add(c.id, r)
 		s.ops.count(r)
@@ -302,9 +304,18 @@ func (c *Conn) execute(ctx context.Context, r *Request) (bson.Raw, error, *failA
 	if err := s.checkAfterClusterTime(ta.readConcern); err != nil {
 		return nil, err, nil, nil
 	}
+	if s.gossips() && !s.store.HistoryOn() {
+		s.clock.enableHistory(s.store)
+	}
+	if err := s.startSnapshotRead(r, ta.readConcern); err != nil {
+		return nil, err, nil, nil
+	}
 	res, err := cmd.h(ctx, s, r)
 	if err == nil && writes(r) {
-		r.opTime = s.clock.tick()
+		r.opTime = s.clock.tickMark(s.store)
+	}
+	if err == nil {
+		res = withAtClusterTime(r, res)
 	}
 	var ec errClose
 	if errors.As(err, &ec) {

@@ -120,15 +120,11 @@ func checkReadConcern(v bson.RawValue) error {
 				return newError(mongoerr.TypeMismatch, "BSON field 'readConcern.level' is the wrong type '%s', expected type 'string'", typeName(it.Value().Type))
 			}
 			switch lvl {
-			case "local", "available", "majority", "linearizable":
-			case "snapshot":
-				return newError(mongoerr.NotImplemented, "mongotest does not support readConcern level snapshot")
+			case "local", "available", "majority", "linearizable", "snapshot":
 			default:
 				return newError(mongoerr.FailedToParse, "Enumeration value '%s' for field 'readConcern.level' is not a valid value.", lvl)
 			}
-		case "afterClusterTime", "afterOpTime", "provenance":
-		case "atClusterTime":
-			return newError(mongoerr.NotImplemented, "mongotest does not support readConcern atClusterTime")
+		case "afterClusterTime", "afterOpTime", "provenance", "atClusterTime":
 		default:
 			return newError(codeUnknownField, "BSON field 'readConcern.%s' is an unknown field.", it.Key())
 		}

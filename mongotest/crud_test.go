@@ -149,7 +149,7 @@ func TestWriteCommandErrors(t *testing.T) {
 		{"update unknown stmt field", d("update", "c", "updates", bson.A{d("q", bson.D{}, "u", bson.D{}, "x", 1)}), 40415, "update.updates.x"},
 		{"writeConcern field", d("insert", "c", "documents", bson.A{bson.D{}}, "writeConcern", d("w", 1, "x", 1)), 40415, "writeConcern.x"},
 		{"writeConcern w", d("insert", "c", "documents", bson.A{bson.D{}}, "writeConcern", d("w", true)), 9, "w has to be"},
-		{"readConcern snapshot", d("find", "c", "readConcern", d("level", "snapshot")), 238, "snapshot"},
+		{"readConcern snapshot on a standalone", d("find", "c", "readConcern", d("level", "snapshot")), 123, "replica set member to use readConcern: snapshot"},
 		{"txnNumber on standalone", d("insert", "c", "documents", bson.A{bson.D{}}, "lsid", d("id", bson.Binary{Subtype: 4, Data: make([]byte, 16)}), "txnNumber", int64(1)), 20, "replica set member or mongos"},
 	}
 	for _, tc := range tests {

@@ -290,8 +290,7 @@
 // field."), a wrong type with TypeMismatch, a negative skip, limit or
 // batchSize with 51024. Options mongod has and mongotest does not
 // implement fail with NotImplemented (238) naming them, never silently:
-// transactions (startTransaction, autocommit), readConcern
-// snapshot and atClusterTime, find's min and max, returnKey except on a
+// transactions (startTransaction, autocommit), find's min and max, returnKey except on a
 // certain collection scan, showRecordId with a sort, aggregate's explain,
 // time-series and clustered collections.
 // writeConcern (w, j, wtimeout) and readConcern levels local, available,
@@ -300,8 +299,31 @@
 // at or before the cluster time needs no wait, and a later one fails with
 // InvalidOptions (72, "readConcern afterClusterTime value must not be
 // greater than the current clusterTime. ..."), on a standalone with
-// IllegalOperation, as in mongod. Snapshot reads (level snapshot,
-// atClusterTime) stay NotImplemented: the store keeps no history.
+// IllegalOperation, as in mongod.
+//
+// Snapshot reads: readConcern {level: "snapshot"}, with or without
+// atClusterTime, outside transactions, on replica-set members and mongos
+// (a standalone refuses it with NotAReplicaSet, 123, as mongod 5.0+ does).
+// find, aggregate and distinct take it, and getMore continues a snapshot
+// cursor at its time; any other command, and an aggregate with $out or
+// $merge, fails with InvalidOptions (72). Without atClusterTime the read
+// is at the current cluster time, which the reply names as mongod's does:
+// cursor.atClusterTime for find and aggregate, a top-level atClusterTime
+// for distinct. A read at time T sees each document's newest version
+// written at or before T: documents deleted since are there, documents
+// inserted since are not, on any member (they share one store). The store
+// numbers every change; each write command marks the number with its
+// cluster time. History is bounded: the last 4096 write commands' marks,
+// at most 16 older versions per document, and deleted documents until
+// their delete falls out of the window; a time older than that fails with
+// SnapshotTooOld (239), one later than the cluster time with InvalidOptions
+// (72), both of which mongod returns. Capped collections fail with
+// SnapshotUnavailable (246), as in mongod; views, and $lookup or
+// $unionWith of a view, fail with NotImplemented. Collection creation,
+// drops and renames are not versioned: a snapshot read sees the current
+// catalog (a collection created after T reads as empty at T). Writes that
+// run concurrently with another write command may show at that command's
+// time rather than their own.
 //
 // maxTimeMS: every command but getMore (where it is an awaitData
 // cursor's wait) takes maxTimeMS (0 means none; a negative, fractional,

@@ -162,7 +162,11 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 		len(o.sortSpec) <= 5 && o.hint.Type == 0 && (!o.hasBatchSize || o.batchSize > 0 || o.single) {
 		// The _id index answers at most one document: no cursor.
 		var docs []bson.Raw
-		if c := s.store.Collection(r.DB, collName); c != nil {
+		c, err := s.readCollection(r, r.DB, collName)
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
 			if doc, found := c.FindByID(id); found && m.Match(doc) {
 				docs = []bson.Raw{doc}
 			}
@@ -187,7 +191,10 @@ func findCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 			return nil, err
 		}
 	}
-	c := s.store.Collection(r.DB, collName)
+	c, err := s.readCollection(r, r.DB, collName)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkHintValue(o.hint, c); err != nil {
 		return nil, err
 	}
@@ -393,7 +400,10 @@ func distinctCmd(_ context.Context, s *Server, r *Request) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := s.store.Collection(r.DB, collName)
+	c, err := s.readCollection(r, r.DB, collName)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkHint(r.Body, c); err != nil {
 		return nil, err
 	}

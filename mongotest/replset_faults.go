@@ -30,6 +30,27 @@ func (rs *ReplicaSet) StepDown(ctx context.Context) error {
 	return rs.stepDown(ctx, m, defaultStepDownPeriod, defaultCatchUpPeriod, false, waitChan)
 }
 
+// StepDownFor is StepDown with the time the old primary may not be
+// elected again set to freeze (replSetStepDown's stepDownSecs), so that
+// a test can step primaries down in turn more often than once a minute.
+func (rs *ReplicaSet) StepDownFor(ctx context.Context, freeze time.Duration) error {
+	if freeze <= 0 {
+		return errors.New("mongotest: StepDownFor needs a positive freeze")
+	}
+	rs.mu.Lock()
+	if rs.closed || rs.primary < 0 {
+		closed := rs.closed
+		rs.mu.Unlock()
+		if closed {
+			return errors.New("mongotest: the replica set is closed")
+		}
+		return errors.New("mongotest: the replica set has no primary to step down")
+	}
+	m := rs.members[rs.primary]
+	rs.mu.Unlock()
+	return rs.stepDown(ctx, m, freeze, defaultCatchUpPeriod, false, waitChan)
+}
+
 // waitChan waits for d, ch or ctx, as Conn.waitFor does for a handler.
 func waitChan(ctx context.Context, d time.Duration, ch <-chan struct{}) error {
 	t := time.NewTimer(d)

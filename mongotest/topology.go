@@ -11,6 +11,7 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/internal/wire"
 	"github.com/mongoscope/mongoscope/mongotest/internal/mongoerr"
+	"github.com/mongoscope/mongoscope/mongotest/internal/store"
 )
 
 // Role is the part a server plays, which decides its hello reply.
@@ -197,10 +198,41 @@ func (c *clusterClock) now() bson.Timestamp {
 	return c.ts
 }
 
-// tick advances the cluster time, as a write does, and returns it.
-func (c *clusterClock) tick() bson.Timestamp {
+// tickMark advances the cluster time, as a write does, marks the store's
+// history with it (snapshot reads at that time see the write) and returns
+// it.
+func (c *clusterClock) tickMark(st *store.Store) bson.Timestamp {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	ts := c.tickLocked()
+	st.MarkTime(clusterTimeKey(ts))
+	return ts
+}
+
+// markNow marks the store's history with the current cluster time, so a
+// snapshot read at that time sees every change made so far, and returns
+// the time.
+func (c *clusterClock) markNow(st *store.Store) bson.Timestamp {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ts.T == 0 {
+		c.ts = bson.Timestamp{T: uint32(time.Now().Unix()), I: 1}
+	}
+	st.MarkTime(clusterTimeKey(c.ts))
+	return c.ts
+}
+
+// enableHistory starts the store's history at the current cluster time.
+func (c *clusterClock) enableHistory(st *store.Store) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ts.T == 0 {
+		c.ts = bson.Timestamp{T: uint32(time.Now().Unix()), I: 1}
+	}
+	st.EnableHistory(clusterTimeKey(c.ts))
+}
+
+func (c *clusterClock) tickLocked() bson.Timestamp {
 	sec := uint32(time.Now().Unix())
 	if sec > c.ts.T {
 		c.ts = bson.Timestamp{T: sec, I: 1}

@@ -27,7 +27,7 @@ func (s *Server) viewReadAt(db, name string, env *queryEnv, depth int, stages ..
 		return nil, isView, err
 	}
 	all := append(append([]bson.Raw(nil), viewStages...), stages...)
-	o := agg.Options{DB: db, Collections: storeCollections{s, depth}}
+	o := agg.Options{DB: db, Collections: storeCollections{s: s, depth: depth}}
 	if env != nil {
 		o.Collation, o.Let = env.collator(), env.let
 	}

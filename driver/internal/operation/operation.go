@@ -320,6 +320,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		s, err := x.Topology.SelectFor(ctx, sel, topology.Op{Name: op.Name, ID: id})
 		fin.Selection += time.Since(t0)
 		if err != nil {
+			st.selectFailed = true
 			return Result{}, &Error{Op: op.Name, Err: err}
 		}
 		defer s.EndOperation()

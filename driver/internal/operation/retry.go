@@ -3,6 +3,8 @@ package operation
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -44,6 +46,7 @@ type attemptState struct {
 	sent                bool   // the last attempt's command was (being) sent
 	wire44              bool   // the last attempt's server is 4.4 or later (wire 9)
 	deprioritized       []string
+	selectFailed        bool // the last attempt found no server
 }
 
 // run runs op's attempts, in one loop where the retry policies combine
@@ -80,7 +83,7 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 	allowed := 1
 	var out outcome
 	for retries := 0; ; {
-		st.sent = false
+		st.sent, st.selectFailed = false, false
 		res, err := x.attempt(ctx, op, id, fin, &st)
 		err = x.labelNetworkError(err, &st)
 		if err == nil {
@@ -92,10 +95,10 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 			// A retryable write (sent with a txnNumber) whose retry's
 			// server does not take retryable writes: nothing more is
 			// retried.
-			return out.res, out.err
+			return out.res, noRetryableWrites(out.err, &st)
 		}
 		if !x.shouldRetry(ctx, op, &st, err) && !x.retryableOverload(ctx, op, err) {
-			return out.res, out.err
+			return out.res, noRetryableWrites(out.err, &st)
 		}
 		overload := isOverload(err)
 		if overload {
@@ -103,14 +106,14 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		}
 		retries++
 		if retries > allowed {
-			return out.res, out.err
+			return out.res, noRetryableWrites(out.err, &st)
 		}
 		if st.addr != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
 			st.deprioritized = append(st.deprioritized, st.addr)
 		}
 		st.addr = ""
 		if overload && x.backoff(ctx, retries, err) != nil {
-			return out.res, out.err
+			return out.res, noRetryableWrites(out.err, &st)
 		}
 	}
 }
@@ -305,4 +308,37 @@ func withWriteLabel(err error) error {
 		return &cp
 	}
 	return err
+}
+
+// ErrRetryableWritesNotSupported replaces the server's "Transaction
+// numbers are only allowed on a replica set member or mongos" (code 20,
+// IllegalOperation) on a retryable write, as the retryable-writes
+// specification asks: the deployment's storage engine cannot retry writes.
+var ErrRetryableWritesNotSupported = errors.New("this MongoDB deployment does not support retryable writes; please add retryWrites=false to your connection string")
+
+// noRetryableWrites maps that error; others are returned as they are.
+func noRetryableWrites(err error, st *attemptState) error {
+	var ce *conn.CommandError
+	if err == nil || st.txn == 0 || !errors.As(err, &ce) || ce.Code != 20 || !strings.HasPrefix(ce.Message, "Transaction numbers") {
+		return err
+	}
+	var oe *Error
+	if errors.As(err, &oe) {
+		return &Error{Op: oe.Op, Address: oe.Address, Err: &RetryableWritesError{Err: ce}}
+	}
+	return &RetryableWritesError{Err: ce}
+}
+
+// RetryableWritesError is ErrRetryableWritesNotSupported with the
+// server's error that told it.
+type RetryableWritesError struct{ Err error }
+
+func (e *RetryableWritesError) Error() string {
+	return fmt.Sprintf("%v (%v)", ErrRetryableWritesNotSupported, e.Err)
+}
+
+// Unwrap gives both: errors.Is finds ErrRetryableWritesNotSupported and
+// errors.As the server's error.
+func (e *RetryableWritesError) Unwrap() []error {
+	return []error{ErrRetryableWritesNotSupported, e.Err}
 }

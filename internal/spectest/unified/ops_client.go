@@ -13,6 +13,9 @@ func init() {
 	register("client", "close", clientClose)
 	register("client", "listDatabases", clientListDatabases)
 	register("client", "listDatabaseNames", clientListDatabaseNames)
+	// The driver's ListDatabases already returns objects (a result with
+	// one struct per database), so listDatabaseObjects is the same call.
+	register("client", "listDatabaseObjects", clientListDatabases)
 	register("client", "appendMetadata", clientAppendMetadata)
 	register("client", "dropDatabase", clientDropDatabase)
 }

@@ -20,6 +20,7 @@ func init() {
 	register("database", "dropCollection", databaseDropCollection)
 	register("database", "listCollections", databaseListCollections)
 	register("database", "listCollectionNames", databaseListCollectionNames)
+	register("database", "listCollectionObjects", databaseListCollectionObjects)
 	register("database", "dropDatabase", databaseDrop)
 	register("database", "modifyCollection", databaseModifyCollection)
 }
@@ -293,4 +294,29 @@ func runCommandReadPref(v bson.RawValue) (*driver.RunCommandOptions, error) {
 		o.MaxStaleness = driver.Ptr(time.Duration(n) * time.Second)
 	}
 	return o, nil
+}
+
+// databaseListCollectionObjects runs ListCollectionSpecifications, the
+// driver's listCollections returning objects; its result is each
+// specification's name and type.
+func databaseListCollectionObjects(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
+	db := obj.(*databaseEntity)
+	a := newArgs(args)
+	filter := a.doc("filter", false)
+	o := listCollectionsOptions(a)
+	if err := a.done(); err != nil {
+		return result{}, err
+	}
+	if filter == nil {
+		filter = bson.Raw{5, 0, 0, 0, 0}
+	}
+	specs, err := db.db.ListCollectionSpecifications(ctx, filter, o)
+	if err != nil {
+		return result{}, err
+	}
+	arr := bson.A{}
+	for _, s := range specs {
+		arr = append(arr, bson.D{{Key: "name", Value: s.Name}, {Key: "type", Value: s.Type}})
+	}
+	return arrayResult(arr, TopRootElements)
 }

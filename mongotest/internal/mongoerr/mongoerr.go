@@ -74,6 +74,9 @@ const (
 	IncompatibleCollationVersion    = 161
 	CannotCreateIndex               = 67
 	InvalidIndexSpecificationOption = 197
+	NotAReplicaSet                  = 123
+	SnapshotTooOld                  = 239
+	SnapshotUnavailable             = 246
 )
 
 var names = map[int32]string{
@@ -86,6 +89,7 @@ var names = map[int32]string{
 	InvalidOptions: "InvalidOptions", InvalidNamespace: "InvalidNamespace", IndexOptionsConflict: "IndexOptionsConflict",
 	IndexKeySpecsConflict: "IndexKeySpecsConflict", NetworkTimeout: "NetworkTimeout", OperationFailed: "OperationFailed",
 	WriteConflict: "WriteConflict", CommandNotSupported: "CommandNotSupported", NotImplemented: "NotImplemented",
+	NotAReplicaSet: "NotAReplicaSet", SnapshotTooOld: "SnapshotTooOld", SnapshotUnavailable: "SnapshotUnavailable",
 	InvalidPipelineOperator: "InvalidPipelineOperator", MaxTimeMSExpired: "MaxTimeMSExpired",
 	DocumentValidationFailure: "DocumentValidationFailure", Interrupted: "Interrupted",
 	InterruptedAtShutdown: "InterruptedAtShutdown", InterruptedDueToReplStateChange: "InterruptedDueToReplStateChange",

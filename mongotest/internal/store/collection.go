@@ -27,6 +27,13 @@ type record struct {
 	key  string // Key of the _id
 	doc  atomic.Pointer[bson.Raw]
 	init bson.Raw // first version; doc points here until replaced
+
+	// History (history.go), guarded by the collection's lock: the
+	// change numbers of r's insert and of its current content (its delete
+	// when doc is nil), its older versions, and the change before which
+	// versions were dropped.
+	born, since, trimmed uint64
+	old                  []version
 }
 
 // Collection holds one collection's documents and indexes.
@@ -51,6 +58,10 @@ type Collection struct {
 	nextID  RecordID
 	indexes []*index
 	dropped bool
+	kept    int // deleted records the last compaction kept for history
+
+	hist   *history    // the store's; nil for a copy made by At
+	origin *Collection // the collection a copy made by At was made from
 
 	version atomic.Uint64
 
@@ -336,6 +347,7 @@ func (c *Collection) insertLocked(r *record, id bson.RawValue, stored bson.Raw) 
 	}
 	r.id = c.nextID
 	c.nextID++
+	c.changedLocked(r, nil, c.seqLocked())
 	c.recs = append(c.recs, r)
 	c.ids[r.key] = r
 	c.addKeysLocked(r, keys)
@@ -427,6 +439,7 @@ func (c *Collection) deleteLocked(r *record) bson.Raw {
 	doc := *r.doc.Load()
 	c.removeKeysLocked(r, doc)
 	delete(c.ids, r.key)
+	c.changedLocked(r, doc, c.seqLocked())
 	r.doc.Store(nil)
 	c.live--
 	c.dead++
@@ -437,17 +450,28 @@ func (c *Collection) deleteLocked(r *record) bson.Raw {
 
 // compactLocked drops deleted records from recs once they outnumber the
 // live ones, into a new array so snapshots of the old one stay valid.
+// A deleted record a snapshot read may still see (deleted after the
+// history's floor) is kept, and not counted towards the next compaction.
 func (c *Collection) compactLocked() {
-	if c.dead < 64 || c.dead < c.live {
+	if n := c.dead - c.kept; n < 64 || n < c.live {
 		return
 	}
+	keep := func(*record) bool { return false }
+	if h := c.hist; h != nil && h.on.Load() {
+		floor := h.floor.Load()
+		keep = func(r *record) bool { return r.since > floor }
+	}
 	recs := make([]*record, 0, c.live+c.live/4+16)
+	kept := 0
 	for _, r := range c.recs[c.head:] {
 		if r.doc.Load() != nil {
 			recs = append(recs, r)
+		} else if keep(r) {
+			recs = append(recs, r)
+			kept++
 		}
 	}
-	c.recs, c.head, c.dead = recs, 0, 0
+	c.recs, c.head, c.dead, c.kept = recs, 0, kept, kept
 }
 
 // Delete removes the document whose _id equals id and reports whether
@@ -526,6 +550,7 @@ func (c *Collection) Modify(id bson.RawValue, fn func(current bson.Raw) (bson.Ra
 	}
 	c.removeKeysLocked(r, before)
 	c.addKeysLocked(r, keys)
+	c.changedLocked(r, before, c.seqLocked())
 	r.doc.Store(&stored)
 	c.bytes += int64(len(stored)) - int64(len(before))
 	c.changed()

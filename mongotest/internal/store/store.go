@@ -18,6 +18,7 @@ type Store struct {
 	mu    sync.RWMutex
 	dbs   map[string]map[string]*Collection
 	views map[string]map[string]*View
+	hist  history // snapshot reads' history (history.go)
 }
 
 // New returns an empty store.
@@ -266,6 +267,7 @@ func (s *Store) CreateCollection(db, name string, opts CollectionOptions) error 
 }
 
 func (s *Store) addLocked(c *Collection) {
+	c.hist = &s.hist
 	colls := s.dbs[c.db]
 	if colls == nil {
 		colls = make(map[string]*Collection)
