@@ -177,6 +177,13 @@ func Connect(ctx context.Context, opts *ClientOptions) (*Client, error) {
 	c.exec.RetryReads = cs.RetryReads == nil || *cs.RetryReads
 	c.exec.RetryWrites = cs.RetryWrites == nil || *cs.RetryWrites
 	c.exec.ServerSelectionTimeout = cfg.ServerSelectionTimeout
+	// Client backpressure: maxAdaptiveRetries defaults to 2,
+	// enableOverloadRetargeting to false.
+	c.exec.Overload.MaxRetries = 2
+	if cs.MaxAdaptiveRetries != nil {
+		c.exec.Overload.MaxRetries = *cs.MaxAdaptiveRetries
+	}
+	c.exec.Overload.Retarget = cs.EnableOverloadRetargeting != nil && *cs.EnableOverloadRetargeting
 	if cs.Timeout != nil {
 		c.exec.Timeout, c.exec.TimeoutSet = *cs.Timeout, true
 	}
@@ -605,7 +612,7 @@ func (c *Client) RunCommand(ctx context.Context, db string, cmd any, opts ...*Ru
 		}
 		sel = selection.Read(rp)
 	}
-	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel, KeepMaxTime: true})
+	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel, KeepMaxTime: true, Kind: operation.KindCommand})
 	if len(body) == 0 {
 		body = emptyDoc
 		var ce *CommandError

@@ -128,6 +128,7 @@ func aggregateOp(client *Client, c concerns, db, coll string, cmd bson.Raw, shap
 	if shape.Write {
 		op.OutMerge = true
 		op.Retry = operation.RetryNone // $out and $merge are not retryable reads
+		op.Kind = operation.KindWrite  // but writes for the overload retry policy
 		// An unacknowledged write concern is sent as it is, but the reply
 		// is awaited: it carries the cursor.
 		op.WriteConcern = c.wc

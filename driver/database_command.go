@@ -18,7 +18,9 @@ import (
 // The command is sent as given, with $db, the implicit session and the
 // cluster time added: no read concern, write concern or read preference
 // of the database is added to it (the run-command specification), and
-// the command is never retried. Without a ReadPreference it goes to the
+// the command is retried only after an error labelled SystemOverloadedError
+// and RetryableError, when both retryReads and retryWrites are on (client
+// backpressure; every operation is retried so). Without a ReadPreference it goes to the
 // primary. A maxTimeMS in cmd is sent as it is; it applies on the server
 // together with the client's Timeout.
 func (db *Database) RunCommand(ctx context.Context, cmd any, opts ...*RunCommandOptions) *SingleResult {
@@ -120,7 +122,7 @@ func (db *Database) RunCursorCommand(ctx context.Context, cmd any, opts ...*RunC
 		return nil, err
 	}
 	res, err := db.execute(ctx, &operation.Op{Name: operation.CommandName(raw), DB: db.name, Command: raw, Selector: sel, Cursor: true,
-		CursorKind: cursorKind(o.CursorType), MaxAwait: co.MaxAwaitTime, KeepMaxTime: true})
+		CursorKind: cursorKind(o.CursorType), MaxAwait: co.MaxAwaitTime, KeepMaxTime: true, Kind: operation.KindCommand})
 	if err != nil {
 		return nil, err
 	}

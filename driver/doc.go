@@ -107,6 +107,27 @@
 //
 //	listDatabases on db1:27017: establishing connection 3: authentication failed: SCRAM-SHA-256 for user "app" on db "admin": the server rejected saslContinue: server error 18 (AuthenticationFailed): Authentication failed.
 //
+// # Retries
+//
+// A retryable read or write (the retryable-reads and retryable-writes
+// specifications: find, aggregate, insert, a single update or delete,
+// ...) is retried once after a network error, a cleared pool or a
+// retryable server error, unless retryReads or retryWrites is false; a
+// write keeps its session and txnNumber, so the server applies it once.
+//
+// Every command is also retried when the server says it is overloaded
+// (an error labelled SystemOverloadedError and RetryableError, as the
+// ingress rate limiter of MongoDB 8.2 and later answers), getMore,
+// updateMany and RunCommand included: up to maxAdaptiveRetries times (2
+// by default; 0 turns this off), each after a backoff of
+// jitter × min(10 s, base × 2^retry), the base being 100 ms or the
+// server's baseBackoffMS. Reads need retryReads, writes retryWrites, and
+// RunCommand both. Once an overload error has come, it also caps the
+// operation's other retries. With enableOverloadRetargeting=true, the
+// retry avoids the server that was overloaded. An application that
+// retries on its own should count these retries in its own budget, lest
+// it retry for too long (client backpressure specification).
+//
 // # Closing
 //
 // Client.Disconnect refuses new operations at once, lets those in flight

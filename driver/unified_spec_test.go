@@ -309,3 +309,7 @@ func TestUnifiedCSOT(t *testing.T) {
 	r.RunSuite(t, unified.Suite{Name: "client-side-operations-timeout", Dir: []string{"client-side-operations-timeout", "tests"}})
 	checkNoDriverGoroutines(t)
 }
+
+func TestUnifiedClientBackpressure(t *testing.T) {
+	runUnifiedSuite(t, "client-backpressure", "", "client-backpressure", "tests")
+}

@@ -45,6 +45,8 @@ type Executor struct {
 	// RetryReads and RetryWrites are the client's retryReads and
 	// retryWrites (both true by default).
 	RetryReads, RetryWrites bool
+	// Overload is the client backpressure retry policy (overload.go).
+	Overload OverloadPolicy
 
 	// stimeout is the last session timeout (sessionTimeout).
 	stimeout atomic.Pointer[time.Duration]
@@ -100,6 +102,9 @@ type Op struct {
 	// retryable-reads and retryable-writes specifications' lists); the
 	// client's retryReads and retryWrites decide whether it is retried.
 	Retry Retry
+	// Kind is what the overload retry policy takes the operation for
+	// (KindAuto: from Retry, Binding, Selector and WriteConcern).
+	Kind Kind
 	// Check, when set, is called with the selected server's limits
 	// before anything is sent: an error it returns fails the operation,
 	// with nothing sent (an option the server's version cannot take, e.g.

@@ -49,55 +49,89 @@ type attemptState struct {
 	selectFailed        bool // the last attempt found no server
 }
 
-// run runs op's attempts. Without client-side operation timeouts a
-// retryable read or write is retried once, after a retryable error, on a
-// server selected again (a mongos that failed is avoided; the
-// retryable-reads and retryable-writes specifications). A write keeps
-// its session and txnNumber, so the server applies it at most once. When
-// the retry fails with NoWritesPerformed, or its server does not take
-// retryable writes, the first error is returned.
+// run runs op's attempts, in one loop where the retry policies combine
+// as the client backpressure specification's pseudocode says:
 //
-// The seed documents (../shared/seeds, 003 for reads) say reads retry as
-// many times as needed; the current specification retries once without a
-// timeout, which is what this does.
+//   - a retryable read or write (the retryable-reads and retryable-writes
+//     specifications: shouldRetry) is retried once;
+//   - an error labelled SystemOverloadedError and RetryableError is
+//     retried for any command (getMore, updateMany, runCommand, ...) when
+//     retryReads (a read), retryWrites (a write) or both (runCommand)
+//     allow it (retryableOverload);
+//   - once an attempt fails with an overload error (SystemOverloadedError),
+//     the operation's retries of any kind are capped at maxAdaptiveRetries,
+//     and each retry after an overload error waits a backoff first
+//     (backoff); a context that ends meanwhile ends the loop.
+//
+// A retry selects a server again: a mongos that failed is avoided, and so
+// is a server that returned an overload error when enableOverloadRetargeting
+// is on. A write keeps its session and txnNumber across retries, so the
+// server applies it at most once. The error returned is the last one that
+// shows the command was attempted (sent, without NoWritesPerformed, and not
+// a write retried on a server that does not take retryable writes), or the
+// first error when none does (retryable-writes "Determining the error to
+// return", which the retryable-reads specification matches for reads).
 func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.OperationFinished) (Result, error) {
 	st := attemptState{retry: op.Retry}
 	if st.retry == RetryWrite && op.Batch != nil && !batchRetryable(op.Batch) {
 		st.retry = RetryNone
 	}
 	defer x.putSession(&st)
-	res, err := x.attempt(ctx, op, id, fin, &st)
-	x.labelNetworkError(err, &st)
-	if err == nil || !x.shouldRetry(ctx, op, &st, err) {
-		return res, noRetryableWrites(err, &st)
-	}
-	first, firstRes := err, res
-	// One retry; under a positive timeoutMS, as many as the budget allows
-	// (retryAgain, csot.go).
-	for n := 1; ; n++ {
-		if st.addr != "" && x.Topology.Description().Type == description.Sharded {
+	// allowed is the number of retries the policies allow: one for the
+	// retryable reads and writes, maxAdaptiveRetries after an overload
+	// error.
+	allowed := 1
+	var out outcome
+	for retries := 0; ; {
+		st.sent, st.selectFailed = false, false
+		res, err := x.attempt(ctx, op, id, fin, &st)
+		err = x.labelNetworkError(err, &st)
+		if err == nil {
+			return res, nil
+		}
+		out.add(res, err, st.sent && !hasLabel(err, "NoWritesPerformed") &&
+			!(retries > 0 && st.txn != 0 && st.addr != "" && !st.supportsRetryWrites))
+		if retries > 0 && st.txn != 0 && st.addr != "" && !st.supportsRetryWrites {
+			// A retryable write (sent with a txnNumber) whose retry's
+			// server does not take retryable writes: nothing more is
+			// retried.
+			return out.res, noRetryableWrites(out.err, &st)
+		}
+		if !x.shouldRetry(ctx, op, &st, err) && !x.retryableOverload(ctx, op, err) {
+			return out.res, noRetryableWrites(out.err, &st)
+		}
+		overload := isOverload(err)
+		if overload {
+			allowed = x.Overload.MaxRetries
+		}
+		retries++
+		// Past the policies' count, a retryable error is retried again
+		// only under a timeoutMS with budget left (retryAgain, csot.go);
+		// overload retries stay within maxAdaptiveRetries.
+		if retries > allowed && (overload || !retryAgain(ctx, retries+1)) {
+			return out.res, noRetryableWrites(out.err, &st)
+		}
+		if st.addr != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
 			st.deprioritized = append(st.deprioritized, st.addr)
 		}
-		st.addr, st.selectFailed = "", false
-		res, err = x.attempt(ctx, op, id, fin, &st)
-		x.labelNetworkError(err, &st)
-		switch {
-		case err == nil:
-			return res, nil
-		case st.selectFailed:
-			// No server for the retry: the first error says what happened.
-			return firstRes, first
-		case st.retry == RetryWrite && st.addr != "" && !st.supportsRetryWrites:
-			// The retry's server does not take retryable writes: nothing was
-			// retried, and the first error is the one that tells.
-			return firstRes, first
-		case hasLabel(err, "NoWritesPerformed"):
-			return firstRes, first
+		st.addr = ""
+		if overload && x.backoff(ctx, retries, err) != nil {
+			return out.res, noRetryableWrites(out.err, &st)
 		}
-		if !retryAgain(ctx, n+1) || !x.shouldRetry(ctx, op, &st, err) {
-			return res, err
-		}
-		first, firstRes = err, res
+	}
+}
+
+// outcome is the error run returns, with the result that came with it.
+type outcome struct {
+	res Result
+	err error
+}
+
+// add records an attempt's error: it replaces the one kept unless it
+// shows no attempt and one was kept already.
+func (o *outcome) add(res Result, err error, attempted bool) {
+	if o.err == nil || attempted {
+		o.res, o.err = res, err
 	}
 }
 
@@ -244,15 +278,39 @@ func batchRetryable(bt *Batch) bool {
 // labelNetworkError adds RetryableWriteError to a network error of a
 // retryable write to a server that takes them, with retryWrites on, as
 // the retryable-writes specification asks (the label tells the
-// application the write may be retried).
-func (x *Executor) labelNetworkError(err error, st *attemptState) {
+// application the write may be retried). The error may be shared with
+// other operations (a connection's failure hands the same error to each
+// waiter), so the label goes on a copy: the returned error.
+func (x *Executor) labelNetworkError(err error, st *attemptState) error {
 	if err == nil || st.retry != RetryWrite || !x.RetryWrites || !st.supportsRetryWrites {
-		return
+		return err
 	}
 	var ne *conn.NetworkError
 	if errors.As(err, &ne) && !ne.HasLabel("RetryableWriteError") {
-		ne.Labels = append(ne.Labels[:len(ne.Labels):len(ne.Labels)], "RetryableWriteError")
+		return withWriteLabel(err)
 	}
+	return err
+}
+
+// withWriteLabel returns err with the RetryableWriteError label on a copy
+// of its network error, copying the errors that wrap it (*Error,
+// *pool.PoolClearedError); any other wrapping is returned as it is.
+func withWriteLabel(err error) error {
+	switch e := err.(type) {
+	case *conn.NetworkError:
+		cp := *e
+		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], "RetryableWriteError")
+		return &cp
+	case *Error:
+		cp := *e
+		cp.Err = withWriteLabel(e.Err)
+		return &cp
+	case *pool.PoolClearedError:
+		cp := *e
+		cp.Cause = withWriteLabel(e.Cause)
+		return &cp
+	}
+	return err
 }
 
 // ErrRetryableWritesNotSupported replaces the server's "Transaction
