@@ -16,18 +16,7 @@ import (
 // for 60 seconds, and after ElectionDelay another member is elected.
 // Connections stay open, as mongod 4.2 and later keep them.
 func (rs *ReplicaSet) StepDown(ctx context.Context) error {
-	rs.mu.Lock()
-	if rs.closed || rs.primary < 0 {
-		closed := rs.closed
-		rs.mu.Unlock()
-		if closed {
-			return errors.New("mongotest: the replica set is closed")
-		}
-		return errors.New("mongotest: the replica set has no primary to step down")
-	}
-	m := rs.members[rs.primary]
-	rs.mu.Unlock()
-	return rs.stepDown(ctx, m, defaultStepDownPeriod, defaultCatchUpPeriod, false, waitChan)
+	return rs.stepDownPrimary(ctx, defaultStepDownPeriod)
 }
 
 // StepDownFor is StepDown with the time the old primary may not be
@@ -37,6 +26,11 @@ func (rs *ReplicaSet) StepDownFor(ctx context.Context, freeze time.Duration) err
 	if freeze <= 0 {
 		return errors.New("mongotest: StepDownFor needs a positive freeze")
 	}
+	return rs.stepDownPrimary(ctx, freeze)
+}
+
+// stepDownPrimary steps the current primary down for freeze.
+func (rs *ReplicaSet) stepDownPrimary(ctx context.Context, freeze time.Duration) error {
 	rs.mu.Lock()
 	if rs.closed || rs.primary < 0 {
 		closed := rs.closed

@@ -125,14 +125,9 @@ func listCollectionsOptions(a *argSet) *driver.ListCollectionsOptions {
 
 func databaseListCollections(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
 	db := obj.(*databaseEntity)
-	a := newArgs(args)
-	filter := a.doc("filter", false)
-	o := listCollectionsOptions(a)
-	if err := a.done(); err != nil {
+	filter, o, err := listCollectionsArgs(args)
+	if err != nil {
 		return result{}, err
-	}
-	if filter == nil {
-		filter = bson.Raw{5, 0, 0, 0, 0}
 	}
 	cur, err := db.db.ListCollections(ctx, filter, o)
 	if err != nil {
@@ -143,14 +138,9 @@ func databaseListCollections(ctx context.Context, tr *testRun, obj any, args bso
 
 func databaseListCollectionNames(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
 	db := obj.(*databaseEntity)
-	a := newArgs(args)
-	filter := a.doc("filter", false)
-	o := listCollectionsOptions(a)
-	if err := a.done(); err != nil {
+	filter, o, err := listCollectionsArgs(args)
+	if err != nil {
 		return result{}, err
-	}
-	if filter == nil {
-		filter = bson.Raw{5, 0, 0, 0, 0}
 	}
 	names, err := db.db.ListCollectionNames(ctx, filter, o)
 	if err != nil {
@@ -302,14 +292,9 @@ func runCommandReadPref(v bson.RawValue) (*driver.RunCommandOptions, error) {
 // specification's name and type.
 func databaseListCollectionObjects(ctx context.Context, tr *testRun, obj any, args bson.Raw) (result, error) {
 	db := obj.(*databaseEntity)
-	a := newArgs(args)
-	filter := a.doc("filter", false)
-	o := listCollectionsOptions(a)
-	if err := a.done(); err != nil {
+	filter, o, err := listCollectionsArgs(args)
+	if err != nil {
 		return result{}, err
-	}
-	if filter == nil {
-		filter = bson.Raw{5, 0, 0, 0, 0}
 	}
 	specs, err := db.db.ListCollectionSpecifications(ctx, filter, o)
 	if err != nil {
@@ -320,4 +305,19 @@ func databaseListCollectionObjects(ctx context.Context, tr *testRun, obj any, ar
 		arr = append(arr, bson.D{{Key: "name", Value: s.Name}, {Key: "type", Value: s.Type}})
 	}
 	return arrayResult(arr, TopRootElements)
+}
+
+// listCollectionsArgs reads listCollections' filter (an empty document
+// when absent) and options.
+func listCollectionsArgs(args bson.Raw) (bson.Raw, *driver.ListCollectionsOptions, error) {
+	a := newArgs(args)
+	filter := a.doc("filter", false)
+	o := listCollectionsOptions(a)
+	if err := a.done(); err != nil {
+		return nil, nil, err
+	}
+	if filter == nil {
+		filter = bson.Raw{5, 0, 0, 0, 0}
+	}
+	return filter, o, nil
 }
