@@ -89,9 +89,11 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		if err == nil {
 			return res, nil
 		}
-		out.add(res, err, st.sent && !hasLabel(err, "NoWritesPerformed") &&
-			!(retries > 0 && st.txn != 0 && st.addr != "" && !st.supportsRetryWrites))
-		if retries > 0 && st.txn != 0 && st.addr != "" && !st.supportsRetryWrites {
+		// A retryable write (sent with a txnNumber) whose retry went to a
+		// server that does not take retryable writes.
+		unsupported := retries > 0 && st.txn != 0 && st.addr != "" && !st.supportsRetryWrites
+		out.add(res, err, st.sent && !hasLabel(err, "NoWritesPerformed") && !unsupported)
+		if unsupported {
 			// A retryable write (sent with a txnNumber) whose retry's
 			// server does not take retryable writes: nothing more is
 			// retried.
