@@ -52,6 +52,38 @@ func (h *closedHandler) lateMessages() []string {
 	return append([]string(nil), h.late...)
 }
 
+// findEndMonitor records, when a find's end is published, whether
+// Disconnect had already returned then.
+type findEndMonitor struct {
+	disconnected *atomic.Bool
+	mu           sync.Mutex
+	ended, late  bool
+}
+
+func (m *findEndMonitor) CommandStarted(ctx context.Context, _ *event.CommandStarted) context.Context {
+	return ctx
+}
+func (m *findEndMonitor) CommandSucceeded(_ context.Context, e *event.CommandSucceeded) {
+	m.end(e.CommandName)
+}
+func (m *findEndMonitor) CommandFailed(_ context.Context, e *event.CommandFailed) {
+	m.end(e.CommandName)
+}
+func (m *findEndMonitor) end(name string) {
+	if name != "find" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ended = true
+	m.late = m.late || m.disconnected.Load()
+}
+func (m *findEndMonitor) result() (ended, late bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.ended, m.late
+}
+
 // TestDisconnectWithOperationInFlight covers both ways Disconnect ends
 // with a find running, held by a fail point: the find finishes within
 // Disconnect's context, or the context ends first and the find is
@@ -72,8 +104,14 @@ func TestDisconnectWithOperationInFlight(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &closedHandler{}
 			rec := &eventtest.Recorder{}
+			var disconnected atomic.Bool
+			// findEnd notes whether Disconnect had returned when the
+			// find's own end was published. The caller's goroutine sees the
+			// find end only after the client has let the operation go, so
+			// Disconnect may rightly return before the caller looks.
+			findEnd := &findEndMonitor{disconnected: &disconnected}
 			o := &ClientOptions{
-				Monitors: []any{rec},
+				Monitors: []any{rec, findEnd},
 				Logging:  &logging.Options{Handler: h, Levels: map[logging.Component]logging.Level{logging.ComponentCommand: logging.LevelDebug, logging.ComponentTopology: logging.LevelDebug}},
 			}
 			if err := o.ApplyURI(s.URI()); err != nil {
@@ -102,7 +140,6 @@ func TestDisconnectWithOperationInFlight(t *testing.T) {
 				t.Fatal("the find never started")
 			}
 
-			var disconnected atomic.Bool
 			derr := make(chan error, 1)
 			dstart := time.Now()
 			go func() {
@@ -126,7 +163,9 @@ func TestDisconnectWithOperationInFlight(t *testing.T) {
 			}
 
 			r := <-done
-			if disconnected.Load() {
+			if ended, late := findEnd.result(); !ended {
+				t.Error("the find's end was never published")
+			} else if late {
 				t.Error("Disconnect returned before the find ended")
 			}
 			err = <-derr
