@@ -129,7 +129,10 @@ func (c *Client) StartSession(opts *SessionOptions) (*Session, error) {
 // EndSession ends the session: its server session goes back to the
 // client's pool (one that a network error hit is discarded instead), and
 // any later use of the session fails with ErrSessionEnded. Ending a session
-// twice is harmless. Cursors opened in the session should be closed first.
+// twice is harmless. Cursors opened in the session should be closed first:
+// a cursor still open keeps the server session (no other session gets it
+// meanwhile), its next getMore fails with ErrSessionEnded, and closing it
+// kills it on the server and gives the server session back.
 func (s *Session) EndSession(ctx context.Context) { s.s.End() }
 
 // ID returns the session's logical session id, the lsid document {id:

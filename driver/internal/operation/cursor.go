@@ -10,6 +10,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/session"
 )
 
 // CursorOptions are what the getMore commands of a cursor carry.
@@ -253,6 +254,11 @@ func (c *Cursor) GetMore(ctx context.Context) error {
 	if c.binding == nil || c.binding.wire >= 9 {
 		// The CRUD specification: no comment on getMore before 4.4.
 		cmd.Value("comment", c.opts.Comment)
+	}
+	if b := c.binding; b != nil && b.explicit != nil && b.explicit.Ended() {
+		// An operation in an ended session (driver-sessions, endSession);
+		// Close still kills the cursor with the session's lsid.
+		return &Error{Op: "getMore", Address: b.Address, Err: session.ErrEnded}
 	}
 	op := &Op{Name: "getMore", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding}
 	if ct := c.opts.Timeout; ct.Set {

@@ -170,6 +170,9 @@ type Binding struct {
 	// implicit one): Release does not give it back to the pool, and the
 	// cursor's replies advance its times.
 	explicit *session.Client
+	// held says the binding holds explicit (session.Client.Hold) until
+	// Release.
+	held bool
 	// wire is the maxWireVersion of the connection that opened the cursor.
 	wire int32
 }
@@ -545,6 +548,12 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	res := Result{Body: body, Address: addr, Buf: bodyBuf}
 	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
 		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion, explicit: exp}
+		if exp != nil && sess != nil {
+			// The session's server session stays the cursor's even if the
+			// session ends first.
+			exp.Hold()
+			nb.held = true
+		}
 		if hello.ServiceID != nil {
 			// Load-balanced mode: the cursor lives on this connection,
 			// which the pool counts as in use by a cursor.
@@ -574,7 +583,12 @@ func (x *Executor) Release(ctx context.Context, b *Binding) {
 	if b.Session != nil && x.Sessions != nil && b.explicit == nil {
 		x.Sessions.Put(b.Session, b.timeout)
 	}
-	// An explicit session's server session goes back when it ends.
+	// An explicit session's server session goes back when it ends (or
+	// here, if it has ended and this was its last open cursor).
+	if b.held {
+		b.held = false
+		b.explicit.Unhold()
+	}
 	b.Session = nil
 	if b.pinned != nil {
 		b.pool.CheckIn(ctx, b.pinned)
