@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -97,10 +98,8 @@ func (c *Client) StartSession(opts *SessionOptions) (*Session, error) {
 	if err := c.live(); err != nil {
 		return nil, err
 	}
-	var o SessionOptions
-	if opts != nil {
-		o = *opts
-	}
+	// A deep copy: the caller's pointers cannot change the session later.
+	o := opts.clone()
 	snapshot := o.Snapshot != nil && *o.Snapshot
 	causal := !snapshot
 	if o.CausalConsistency != nil {
@@ -149,8 +148,44 @@ func (s *Session) ID() bson.Raw {
 // Client returns the client that started the session.
 func (s *Session) Client() *Client { return s.client }
 
-// Options returns the options the session was started with.
-func (s *Session) Options() SessionOptions { return s.opts }
+// Options returns a copy of the options the session was started with
+// (changing it changes nothing in the session).
+func (s *Session) Options() SessionOptions { return s.opts.clone() }
+
+// clone returns a deep copy of o (the zero value for nil), so that the
+// options of a session cannot change after StartSession.
+func (o *SessionOptions) clone() SessionOptions {
+	if o == nil {
+		return SessionOptions{}
+	}
+	c := SessionOptions{
+		CausalConsistency: clonePtr(o.CausalConsistency), Snapshot: clonePtr(o.Snapshot),
+		SnapshotTime: clonePtr(o.SnapshotTime), DefaultReadConcern: clonePtr(o.DefaultReadConcern),
+		DefaultTimeout: clonePtr(o.DefaultTimeout),
+	}
+	if wc := o.DefaultWriteConcern; wc != nil {
+		c.DefaultWriteConcern = &WriteConcern{W: clonePtr(wc.W), Journal: clonePtr(wc.Journal), WTimeout: wc.WTimeout}
+	}
+	if rp := o.DefaultReadPreference; rp != nil {
+		c.DefaultReadPreference = &ReadPreference{Mode: rp.Mode, MaxStaleness: clonePtr(rp.MaxStaleness)}
+		if rp.Tags != nil {
+			c.DefaultReadPreference.Tags = make([]map[string]string, len(rp.Tags))
+			for i, m := range rp.Tags {
+				c.DefaultReadPreference.Tags[i] = maps.Clone(m)
+			}
+		}
+	}
+	return c
+}
+
+// clonePtr returns a pointer to a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
 
 // CausalConsistency tells whether the session is causally consistent.
 func (s *Session) CausalConsistency() bool { return s.s.Causal }
@@ -160,8 +195,13 @@ func (s *Session) Snapshot() bool { return s.s.Snapshot }
 
 // ClusterTime returns the session's cluster time, the greatest
 // $clusterTime document its operations saw or AdvanceClusterTime gave, or
-// nil before any.
-func (s *Session) ClusterTime() bson.Raw { return s.s.ClusterTime() }
+// nil before any. It is a copy.
+func (s *Session) ClusterTime() bson.Raw {
+	if ct := s.s.ClusterTime(); ct != nil {
+		return append(bson.Raw(nil), ct...) // the caller's copy
+	}
+	return nil
+}
 
 // AdvanceClusterTime advances the session's cluster time to ct, a
 // $clusterTime document ({clusterTime: Timestamp, signature: {...}}) such

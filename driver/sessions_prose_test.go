@@ -249,6 +249,47 @@ func TestSessionProseOptions(t *testing.T) {
 	}
 }
 
+// Prose test 23: snapshotTime is read-only. Session.SnapshotTime is an
+// accessor that returns a value, and no API sets it after StartSession;
+// the only ways in are the SessionOptions given to StartSession and the
+// copy Options returns, and changing either changes nothing.
+func TestSessionProseSnapshotTimeReadOnly(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := dial(t, srv.URI(), nil)
+	o := &driver.SessionOptions{Snapshot: driver.Ptr(false)}
+	s := startSession(t, c, o)
+	unset := func(when string) {
+		t.Helper()
+		if ts, err := s.SnapshotTime(); !errors.Is(err, driver.ErrNoSnapshotTime) || ts != (bson.Timestamp{}) {
+			t.Fatalf("%s: SnapshotTime %v %v, want it unset", when, ts, err)
+		}
+		if s.Options().SnapshotTime != nil {
+			t.Fatalf("%s: Options().SnapshotTime is set", when)
+		}
+	}
+	unset("at the start")
+	o.SnapshotTime, *o.Snapshot = &bson.Timestamp{T: 1}, true
+	unset("after setting the options given to StartSession")
+	got := s.Options()
+	got.SnapshotTime, *got.Snapshot = &bson.Timestamp{T: 1}, true
+	unset("after setting the options Options returned")
+}
+
+// Prose tests 7, 12, 13, 16 and 17 do not apply to this driver, by the
+// conditions the tests themselves state:
+//   - 7 ("skip if your driver does not allow simultaneous authentication
+//     with multiple users"): a Client has one credential
+//     (ClientOptions.Username and Password, or the URI's userinfo), with
+//     which every connection authenticates, so only one user is ever
+//     authenticated on a connection.
+//   - 16 and 17 ("only applies to drivers that allow authentication to be
+//     changed on the fly"): the credential is fixed at Connect; there is
+//     no API to authenticate another user or to log out afterwards.
+//   - 12 and 13 ("skip if your driver does not allow forking"): a Go
+//     program cannot fork itself with its state (syscall.ForkExec starts a
+//     new program, which shares no client or pool), so the driver has no
+//     fork support and no pool to clear in a child.
+
 // Prose test 2: the pool is LIFO, seen through explicit sessions.
 func TestSessionProsePoolLIFO(t *testing.T) {
 	srv := mongotest.NewServer(t, mongotest.Options{})

@@ -3,6 +3,7 @@ package driver_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
@@ -78,5 +79,86 @@ func TestSessionEndWithOpenCursor(t *testing.T) {
 	// Now the server session is free again.
 	if !rawEqual(startSession(t, c, nil).ID(), id) {
 		t.Fatal("the server session did not go back to the pool when the cursor closed")
+	}
+}
+
+// The options given to StartSession cannot change the session afterwards
+// (driver-sessions, startSession: "It MUST NOT be possible to change the
+// options provided to startSession after startSession has been called"),
+// neither through the caller's SessionOptions, whose fields are pointers,
+// nor through what Options returns; and snapshotTime is read-only
+// (snapshot-sessions, ClientSession changes; prose test 23 below covers
+// the non-snapshot session).
+func TestSessionOptionsImmutable(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := dial(t, srv.URI(), nil)
+	tr, fa := true, false
+	ts := bson.Timestamp{T: 7, I: 2}
+	d := 5 * time.Second
+	o := &driver.SessionOptions{Snapshot: &tr, CausalConsistency: &fa, SnapshotTime: &ts, DefaultTimeout: &d,
+		DefaultReadConcern: &driver.ReadConcern{Level: "majority"}, DefaultWriteConcern: driver.Majority(),
+		DefaultReadPreference: &driver.ReadPreference{Mode: driver.Secondary, Tags: []map[string]string{{"dc": "a"}}}}
+	s := startSession(t, c, o)
+	check := func(when string) {
+		t.Helper()
+		got := s.Options()
+		if *got.Snapshot != true || *got.CausalConsistency != false || *got.SnapshotTime != (bson.Timestamp{T: 7, I: 2}) ||
+			*got.DefaultTimeout != 5*time.Second || got.DefaultReadConcern.Level != "majority" ||
+			got.DefaultWriteConcern.W.Tag != "majority" || got.DefaultReadPreference.Mode != driver.Secondary ||
+			got.DefaultReadPreference.Tags[0]["dc"] != "a" {
+			t.Fatalf("%s: Options changed to %+v", when, got)
+		}
+		if st, err := s.SnapshotTime(); err != nil || st != (bson.Timestamp{T: 7, I: 2}) {
+			t.Fatalf("%s: SnapshotTime %v %v", when, st, err)
+		}
+		if !s.Snapshot() || s.CausalConsistency() {
+			t.Fatalf("%s: the session's kind changed", when)
+		}
+	}
+	// Through the caller's options.
+	tr, fa, ts, d = false, true, bson.Timestamp{T: 99}, time.Hour
+	o.DefaultReadConcern.Level = "local"
+	o.DefaultWriteConcern.W.Tag = "dc"
+	o.DefaultReadPreference.Mode = driver.Primary
+	o.DefaultReadPreference.Tags[0]["dc"] = "b"
+	check("after changing the options given to StartSession")
+	// Through Options' result.
+	got := s.Options()
+	*got.Snapshot, *got.CausalConsistency, *got.SnapshotTime, *got.DefaultTimeout = false, true, bson.Timestamp{T: 99}, time.Hour
+	got.DefaultReadConcern.Level = "local"
+	got.DefaultWriteConcern.W.Tag = "dc"
+	got.DefaultReadPreference.Mode = driver.Primary
+	got.DefaultReadPreference.Tags[0]["dc"] = "b"
+	check("after changing what Options returned")
+}
+
+// ClusterTime returns the session's cluster time, not the session's own
+// copy: changing the returned bytes changes nothing (driver-sessions: a
+// session's clusterTime changes only through advanceClusterTime and the
+// replies).
+func TestSessionClusterTimeReadOnly(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+	c, rec := sessClient(t, rs.URI())
+	s := startSession(t, c, nil)
+	ctx := driver.NewSessionContext(testCtx(t), s)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ct := s.ClusterTime()
+	if ct == nil {
+		t.Fatal("no cluster time after an operation on a replica set")
+	}
+	want := append(bson.Raw(nil), ct...)
+	for i := 4; i < len(ct)-1; i++ {
+		ct[i] = 0xff
+	}
+	if !rawEqual(s.ClusterTime(), want) {
+		t.Fatal("changing what ClusterTime returned changed the session's cluster time")
+	}
+	if _, err := c.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := lastStarted(t, rec).Command.LookupErr("$clusterTime"); err != nil || v.Type != bson.TypeEmbeddedDocument {
+		t.Fatal("the next command sent no well-formed $clusterTime")
 	}
 }
