@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -161,4 +162,80 @@ func TestSessionClusterTimeReadOnly(t *testing.T) {
 	if v, err := lastStarted(t, rec).Command.LookupErr("$clusterTime"); err != nil || v.Type != bson.TypeEmbeddedDocument {
 		t.Fatal("the next command sent no well-formed $clusterTime")
 	}
+}
+
+// A snapshot session sends readConcern {level: "snapshot"} on every
+// command it runs, the ones that take no read concern included, so that
+// the server refuses what cannot run in a snapshot session
+// (snapshot-sessions, "Sending readConcern to the server on all
+// commands"); the exceptions are the generic runCommand, whose document is
+// the caller's (read-write-concern: no readConcern is added to it), and a
+// cursor's getMore and killCursors, which take none.
+func TestSnapshotSessionReadConcernOnAllCommands(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+	c, rec := sessClient(t, rs.URI())
+	ctx := testCtx(t)
+	db := c.Database("snapall")
+	coll := db.Collection("c")
+	if _, err := coll.InsertMany(ctx, []any{bson.D{}, bson.D{}, bson.D{}}); err != nil {
+		t.Fatal(err)
+	}
+	ops := []struct {
+		name, command string
+		run           func(ctx context.Context) error
+	}{
+		{"ListCollectionNames", "listCollections", func(ctx context.Context) error { _, err := db.ListCollectionNames(ctx, bson.D{}); return err }},
+		{"ListIndexes", "listIndexes", func(ctx context.Context) error { _, err := coll.Indexes().ListNames(ctx); return err }},
+		{"ListDatabaseNames", "listDatabases", func(ctx context.Context) error { _, err := c.ListDatabaseNames(ctx, bson.D{}); return err }},
+		{"Rename", "renameCollection", func(ctx context.Context) error { return db.Collection("r").Rename(ctx, "r2") }},
+		{"CreateCollection", "create", func(ctx context.Context) error { return db.CreateCollection(ctx, "made") }},
+		{"InsertOne", "insert", func(ctx context.Context) error { _, err := coll.InsertOne(ctx, bson.D{}); return err }},
+		{"Find", "find", func(ctx context.Context) error { return coll.FindOne(ctx, bson.D{}).Err() }},
+	}
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			s := startSession(t, c, &driver.SessionOptions{Snapshot: driver.Ptr(true)})
+			rec.Reset()
+			_ = op.run(driver.NewSessionContext(ctx, s)) // the server may refuse it: what was sent is checked
+			var cmd bson.Raw
+			for _, e := range eventtest.Of[*event.CommandStarted](rec) {
+				if e.CommandName == op.command {
+					cmd = e.Command
+				}
+			}
+			if cmd == nil {
+				t.Fatalf("no %s was sent", op.command)
+			}
+			if lvl := readConcernOf(cmd).Lookup("level").StringValue(); lvl != "snapshot" {
+				t.Fatalf("%s in a snapshot session sent readConcern %s", op.command, readConcernOf(cmd))
+			}
+		})
+	}
+	t.Run("runCommand, getMore and killCursors", func(t *testing.T) {
+		s := startSession(t, c, &driver.SessionOptions{Snapshot: driver.Ptr(true)})
+		sctx := driver.NewSessionContext(ctx, s)
+		rec.Reset()
+		if _, err := c.RunCommand(sctx, "admin", bson.D{{Key: "ping", Value: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		cur, err := coll.Find(sctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Next(sctx)
+		cur.Next(sctx)
+		if err := cur.Close(sctx); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, e := range eventtest.Of[*event.CommandStarted](rec) {
+			seen[e.CommandName] = true
+			if e.CommandName != "find" && readConcernOf(e.Command) != nil {
+				t.Errorf("%s sent readConcern %s", e.CommandName, readConcernOf(e.Command))
+			}
+		}
+		if !seen["ping"] || !seen["getMore"] || !seen["killCursors"] {
+			t.Fatalf("commands sent: %v", seen)
+		}
+	})
 }

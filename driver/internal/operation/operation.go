@@ -86,13 +86,19 @@ type Op struct {
 	// session is taken from the pool at its first use; a reply advances
 	// its cluster and operation times.
 	Session *session.Client
-	// Causal marks a command that carries the session's read concern in an
-	// explicit session: readConcern.afterClusterTime in a causally
-	// consistent one, {level: "snapshot", atClusterTime} in a snapshot
-	// one. Reads that take a read concern (find, aggregate, count,
-	// distinct) and the write commands set it; runCommand, getMore and
+	// Causal marks a command that takes readConcern.afterClusterTime in a
+	// causally consistent explicit session: the reads that take a read
+	// concern (find, aggregate, count, distinct) and the write commands
+	// the read-write-concern specification lists; runCommand, getMore and
 	// killCursors do not.
 	Causal bool
+	// Generic marks the generic runCommand (and runCursorCommand, and
+	// Ping, a runCommand of ping): its document is the caller's, so no
+	// read concern is added to it (read-write-concern), not even a
+	// snapshot session's, which every other command that is not a
+	// cursor's getMore or killCursors carries (snapshot-sessions, "Sending
+	// readConcern to the server on all commands").
+	Generic bool
 	// Batch, when set, holds a write's statements: each attempt sends as
 	// many of them, from the start, as fit in one message under the
 	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
@@ -455,7 +461,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	}
 	rc := op.ReadConcern
-	if exp != nil && op.Causal && b == nil {
+	if exp != nil && b == nil && (op.Causal || exp.Snapshot && !op.Generic) {
 		rc = exp.ReadConcern(rc, hello.MaxWireVersion >= 6)
 	}
 	var rp bson.Raw
