@@ -239,3 +239,42 @@ func TestSnapshotSessionReadConcernOnAllCommands(t *testing.T) {
 		}
 	})
 }
+
+// A standalone does not support cluster times, so a command sent to it
+// carries neither $clusterTime nor readConcern.afterClusterTime, even when
+// the session's times were advanced by hand (causal-consistency: "the
+// afterClusterTime field ... MUST NOT be sent when connected to a
+// deployment that does not support cluster times"; its tests 7 and 11).
+func TestStandaloneNoClusterTimeAfterAdvance(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := sessClient(t, srv.URI())
+	s := startSession(t, c, nil)
+	ct, err := bson.Marshal(bson.D{{Key: "clusterTime", Value: bson.Timestamp{T: 10, I: 1}}, {Key: "signature", Value: bson.D{
+		{Key: "hash", Value: bson.Binary{Data: make([]byte, 20)}}, {Key: "keyId", Value: int64(0)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdvanceClusterTime(ct); err != nil {
+		t.Fatal(err)
+	}
+	s.AdvanceOperationTime(bson.Timestamp{T: 10, I: 1})
+	coll := c.Database("cc").Collection("standalone")
+	ctx := driver.NewSessionContext(testCtx(t), s)
+	if err := coll.FindOne(ctx, bson.D{}).Err(); err != nil && !errors.Is(err, driver.ErrNoDocuments) {
+		t.Fatal(err)
+	}
+	if _, err := coll.InsertOne(ctx, bson.D{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range eventtest.Of[*event.CommandStarted](rec) {
+		if e.CommandName != "find" && e.CommandName != "insert" {
+			continue
+		}
+		if rc := readConcernOf(e.Command); rc != nil {
+			t.Errorf("%s sent readConcern %s to a standalone", e.CommandName, rc)
+		}
+		if _, err := e.Command.LookupErr("$clusterTime"); err == nil {
+			t.Errorf("%s sent $clusterTime to a standalone", e.CommandName)
+		}
+	}
+}

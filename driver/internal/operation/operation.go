@@ -452,8 +452,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		txn = &st.txn
 	}
 	st.sent, st.wire44 = false, hello.MaxWireVersion >= 9
+	// Replica sets and sharded clusters (behind a load balancer too) have
+	// cluster times; a standalone has none, and refuses afterClusterTime:
+	// neither goes to it, even a session's advanced by hand
+	// (causal-consistency, tests 7 and 11).
+	clusterTimes := hello.MaxWireVersion >= 6 && (hello.SetName != "" || hello.MsgIsDBGrid || hello.ServiceID != nil)
 	var clusterTime bson.Raw
-	if x.Clock != nil && hello.MaxWireVersion >= 6 {
+	if x.Clock != nil && clusterTimes {
 		clusterTime = x.Clock.Get()
 		if exp != nil {
 			// The greater of the client's and the session's.
@@ -462,7 +467,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	rc := op.ReadConcern
 	if exp != nil && b == nil && (op.Causal || exp.Snapshot && !op.Generic) {
-		rc = exp.ReadConcern(rc, hello.MaxWireVersion >= 6)
+		rc = exp.ReadConcern(rc, clusterTimes)
 	}
 	var rp bson.Raw
 	if !op.Selector.Write && b == nil {
