@@ -3,6 +3,8 @@ package driver_test
 import (
 	"context"
 	"errors"
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -277,4 +279,77 @@ func TestStandaloneNoClusterTimeAfterAdvance(t *testing.T) {
 			t.Errorf("%s sent $clusterTime to a standalone", e.CommandName)
 		}
 	}
+}
+
+// Whether a command gets a session is decided by its connection: the
+// handshake's logicalSessionTimeoutMinutes (driver-sessions, "How to Tell
+// Whether a Connection Supports Sessions"), not the topology's, which is
+// null as soon as one data-bearing server reports none. Here one of two
+// mongos has no sessions: commands on the other still carry an lsid, in
+// an implicit session and in an explicit one, and those on the first do
+// not (implicit) or fail before anything is sent (explicit).
+func TestSessionSupportByConnection(t *testing.T) {
+	with := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RoleMongos}})
+	without := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RoleMongos}, NoSessions: true})
+	c, rec := sessClient(t, "mongodb://"+with.Addr()+","+without.Addr()+"/?localThresholdMS=1000")
+	ctx := testCtx(t)
+	coll := c.Database("sess").Collection("byconn")
+	var sawWith, sawWithout, explicitWith bool
+	for i := 0; i < 200 && !(sawWith && sawWithout && explicitWith); i++ {
+		rec.Reset()
+		if err := coll.FindOne(ctx, bson.D{}).Err(); err != nil && !errors.Is(err, driver.ErrNoDocuments) {
+			t.Fatal(err)
+		}
+		e := lastStarted(t, rec)
+		_, lsidErr := e.Command.LookupErr("lsid")
+		switch addrOf(e) {
+		case with.Addr():
+			// Only once the other mongos is known is the topology's
+			// logicalSessionTimeoutMinutes null.
+			if sawWithout && lsidErr != nil {
+				t.Fatal("a command on a mongos with sessions carried no lsid (implicit session)")
+			}
+			sawWith = sawWith || sawWithout
+		case without.Addr():
+			if lsidErr == nil {
+				t.Fatal("a command on a mongos without sessions carried an lsid")
+			}
+			sawWithout = true
+		}
+		if !sawWithout {
+			continue
+		}
+		s, err := c.StartSession(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Reset()
+		err = coll.FindOne(driver.NewSessionContext(ctx, s), bson.D{}).Err()
+		evs := eventtest.Of[*event.CommandStarted](rec)
+		switch {
+		case errors.Is(err, driver.ErrSessionsNotSupported):
+			if len(evs) != 0 {
+				t.Fatal("an explicit session's command was sent to a server without sessions")
+			}
+		case err != nil && !errors.Is(err, driver.ErrNoDocuments):
+			t.Fatal(err)
+		default:
+			if len(evs) != 1 || addrOf(evs[0]) != with.Addr() {
+				t.Fatal("an explicit session's command ran on the mongos without sessions")
+			}
+			if lsid, err := evs[0].Command.LookupErr("lsid"); err != nil || !rawEqual(lsid.Document(), s.ID()) {
+				t.Fatal("an explicit session's command on a mongos with sessions did not carry its lsid")
+			}
+			explicitWith = true
+		}
+		s.EndSession(ctx)
+	}
+	if !sawWith || !sawWithout || !explicitWith {
+		t.Fatalf("the operations did not reach both mongos (with sessions %v, without %v, explicit %v)", sawWith, sawWithout, explicitWith)
+	}
+}
+
+// addrOf returns the "host:port" a command went to.
+func addrOf(e *event.CommandStarted) string {
+	return net.JoinHostPort(e.ServerHost, strconv.Itoa(e.ServerPort))
 }

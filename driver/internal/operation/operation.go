@@ -419,10 +419,10 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	case exp != nil:
 		// An explicit session takes its server session at its first use.
 		if hello.ServiceID == nil {
-			if hello.LogicalSessionTimeoutMinutes == nil || td.LogicalSessionTimeoutMinutes == nil {
+			if hello.LogicalSessionTimeoutMinutes == nil {
 				return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: ErrSessionsNotSupported}
 			}
-			stimeout = x.sessionTimeout(*td.LogicalSessionTimeoutMinutes)
+			stimeout = x.sessionTimeout(sessionMinutes(td, hello.LogicalSessionTimeoutMinutes))
 		}
 		if exp.Snapshot && hello.MaxWireVersion < 13 {
 			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: ErrSnapshotNotSupported}
@@ -433,8 +433,11 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	case hello.ServiceID != nil:
 		sess, owned = x.Sessions.Get(nil), true
-	case hello.LogicalSessionTimeoutMinutes != nil && td.LogicalSessionTimeoutMinutes != nil:
-		stimeout = x.sessionTimeout(*td.LogicalSessionTimeoutMinutes)
+	case hello.LogicalSessionTimeoutMinutes != nil:
+		// The connection decides (driver-sessions, "How to Tell Whether a
+		// Connection Supports Sessions"); the topology's value, null when
+		// any data-bearing server has none, only sets the expiry.
+		stimeout = x.sessionTimeout(sessionMinutes(td, hello.LogicalSessionTimeoutMinutes))
 		sess, owned = x.Sessions.Get(stimeout), true
 	}
 	if owned {
@@ -681,6 +684,17 @@ func (x *Executor) sessionTimeout(minutes int64) *time.Duration {
 	p := &t
 	x.stimeout.Store(p)
 	return p
+}
+
+// sessionMinutes returns the session timeout the pool's expiry uses: the
+// topology's logicalSessionTimeoutMinutes (the smallest among the
+// data-bearing servers), or, when that is null because some server
+// reports none, the connection's own, conn.
+func sessionMinutes(td description.TopologyDescription, conn *int64) int64 {
+	if td.LogicalSessionTimeoutMinutes != nil {
+		return *td.LogicalSessionTimeoutMinutes
+	}
+	return *conn
 }
 
 // Pooled buffers for extended commands; those that grew past
