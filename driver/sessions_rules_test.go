@@ -353,3 +353,89 @@ func TestSessionSupportByConnection(t *testing.T) {
 func addrOf(e *event.CommandStarted) string {
 	return net.JoinHostPort(e.ServerHost, strconv.Itoa(e.ServerPort))
 }
+
+// A socket timeout is a network error too (driver-sessions, Terms): the
+// command may still run on the server, so the session is dirty and its
+// server session is discarded, not reused.
+func TestSessionDirtyAfterTimeout(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := dial(t, srv.URI(), nil)
+	ctx := testCtx(t)
+	if _, err := c.RunCommand(ctx, "admin", adoc("configureFailPoint", "failCommand", "mode", adoc("times", 1),
+		"data", adoc("failCommands", bson.A{"insert"}, "blockConnection", true, "blockTimeMS", 2000))); err != nil {
+		t.Fatal(err)
+	}
+	s := startSession(t, c, nil)
+	id := s.ID()
+	tctx, cancel := context.WithTimeout(driver.NewSessionContext(ctx, s), 200*time.Millisecond)
+	defer cancel()
+	_, err := c.Database("sess").Collection("dirtyto").InsertOne(tctx, bson.D{})
+	if err == nil {
+		t.Fatal("the blocked insert succeeded within its deadline")
+	}
+	if !s.Dirty() {
+		t.Fatalf("the session is not dirty after %v", err)
+	}
+	s.EndSession(ctx)
+	if rawEqual(startSession(t, c, nil).ID(), id) {
+		t.Fatal("a dirty server session was reused")
+	}
+}
+
+// Disconnect ends the pooled server sessions in endSessions commands of at
+// most 10,000 sessions each (driver-sessions, "endSessions"), each to
+// admin and without an lsid of its own, every pooled session exactly once.
+func TestDisconnectEndSessionsBatches(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	rec := &eventtest.Recorder{}
+	c := dial(t, srv.URI(), &driver.ClientOptions{Monitors: []any{rec}})
+	ctx := testCtx(t)
+	var err error
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10_001
+	ids := make(map[string]bool, n)
+	sessions := make([]*driver.Session, n)
+	for i := range sessions {
+		if sessions[i], err = c.StartSession(nil); err != nil {
+			t.Fatal(err)
+		}
+		ids[string(sessions[i].ID())] = true
+	}
+	for _, s := range sessions {
+		s.EndSession(ctx)
+	}
+	if len(ids) != n {
+		t.Fatalf("%d live sessions had %d ids", n, len(ids))
+	}
+	if err := c.Disconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, e := range eventtest.Of[*event.CommandStarted](rec) {
+		if e.CommandName != "endSessions" {
+			continue
+		}
+		if e.DatabaseName != "admin" {
+			t.Fatalf("endSessions sent to %q", e.DatabaseName)
+		}
+		if _, err := e.Command.LookupErr("lsid"); err == nil {
+			t.Fatal("endSessions carried an lsid")
+		}
+		vals, err := e.Command.Lookup("endSessions").Array().Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(vals))
+		for _, v := range vals {
+			if !ids[string(v.Document())] {
+				t.Fatal("endSessions listed an unknown or repeated session")
+			}
+			delete(ids, string(v.Document()))
+		}
+	}
+	if len(sizes) != 2 || sizes[0] != 10_000 || sizes[1] != 1 || len(ids) != 0 {
+		t.Fatalf("endSessions batches %v, %d sessions not ended; want [10000 1], 0", sizes, len(ids))
+	}
+}
