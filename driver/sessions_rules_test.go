@@ -439,3 +439,63 @@ func TestDisconnectEndSessionsBatches(t *testing.T) {
 		t.Fatalf("endSessions batches %v, %d sessions not ended; want [10000 1], 0", sizes, len(ids))
 	}
 }
+
+// No unacknowledged write carries an lsid: in an explicit session each is
+// an error before anything is sent, and without one none gets an implicit
+// session (driver-sessions, "When using unacknowledged writes").
+func TestUnacknowledgedWritesNoSession(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := sessClient(t, srv.URI())
+	w0db := c.Database("sessw0", &driver.DatabaseOptions{WriteConcern: driver.Unacknowledged()})
+	w0 := w0db.Collection("c")
+	set := bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}}
+	ops := []struct {
+		name string
+		run  func(ctx context.Context) error
+	}{
+		{"InsertOne", func(ctx context.Context) error { _, err := w0.InsertOne(ctx, bson.D{}); return err }},
+		{"InsertMany", func(ctx context.Context) error { _, err := w0.InsertMany(ctx, []any{bson.D{}, bson.D{}}); return err }},
+		{"UpdateOne", func(ctx context.Context) error { _, err := w0.UpdateOne(ctx, bson.D{}, set); return err }},
+		{"UpdateMany", func(ctx context.Context) error { _, err := w0.UpdateMany(ctx, bson.D{}, set); return err }},
+		{"ReplaceOne", func(ctx context.Context) error { _, err := w0.ReplaceOne(ctx, bson.D{}, bson.D{}); return err }},
+		{"DeleteOne", func(ctx context.Context) error { _, err := w0.DeleteOne(ctx, bson.D{}); return err }},
+		{"DeleteMany", func(ctx context.Context) error { _, err := w0.DeleteMany(ctx, bson.D{}); return err }},
+		{"BulkWrite", func(ctx context.Context) error {
+			_, err := w0.BulkWrite(ctx, []driver.WriteModel{&driver.InsertOneModel{Document: bson.D{}}, &driver.DeleteOneModel{Filter: bson.D{}}})
+			return err
+		}},
+		{"Aggregate $out", func(ctx context.Context) error {
+			cur, err := w0.Aggregate(ctx, bson.A{bson.D{{Key: "$out", Value: "out"}}})
+			if err == nil {
+				err = cur.Close(ctx)
+			}
+			return err
+		}},
+	}
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			s := startSession(t, c, nil)
+			rec.Reset()
+			err := op.run(driver.NewSessionContext(testCtx(t), s))
+			if !errors.Is(err, driver.ErrSessionUnacknowledged) {
+				t.Fatalf("explicit session: %v, want ErrSessionUnacknowledged", err)
+			}
+			if n := len(eventtest.Of[*event.CommandStarted](rec)); n != 0 {
+				t.Fatalf("explicit session: %d commands were sent", n)
+			}
+			rec.Reset()
+			if err := op.run(testCtx(t)); err != nil {
+				t.Fatalf("implicit: %v", err)
+			}
+			evs := eventtest.Of[*event.CommandStarted](rec)
+			if len(evs) == 0 {
+				t.Fatal("implicit: nothing was sent")
+			}
+			for _, e := range evs {
+				if _, err := e.Command.LookupErr("lsid"); err == nil {
+					t.Fatalf("implicit: %s under w:0 carried an lsid", e.CommandName)
+				}
+			}
+		})
+	}
+}
