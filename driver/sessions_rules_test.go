@@ -499,3 +499,63 @@ func TestUnacknowledgedWritesNoSession(t *testing.T) {
 		})
 	}
 }
+
+// Prose test 11 on the topologies TestImplicitSessions (a replica set)
+// does not cover: on a standalone, a sharded cluster and behind a load
+// balancer, under each read preference, a find and its getMore send the
+// same non-zero lsid.
+func TestSessionProseFindGetMoreSameLSID(t *testing.T) {
+	standalone := mongotest.NewServer(t, mongotest.Options{})
+	sharded := mongotest.NewShardedCluster(t, 2, mongotest.ShardedClusterOptions{})
+	lb := mongotest.NewLoadBalancer(t, 1, mongotest.LoadBalancerOptions{})
+	for _, topo := range []struct{ name, uri string }{{"standalone", standalone.URI()}, {"sharded", sharded.URI()}, {"load-balanced", lb.URI()}} {
+		for _, mode := range []string{driver.Primary, driver.PrimaryPreferred, driver.Secondary, driver.SecondaryPreferred, driver.Nearest} {
+			if topo.name == "standalone" && mode != driver.Primary {
+				continue // a standalone serves every read preference alike
+			}
+			t.Run(topo.name+"/"+mode, func(t *testing.T) {
+				o := &driver.ClientOptions{Monitors: []any{&eventtest.Recorder{}}}
+				rec := o.Monitors[0].(*eventtest.Recorder)
+				c := dial(t, topo.uri, o)
+				ctx := testCtx(t)
+				coll := c.Database("sess11").Collection(topo.name + mode)
+				if _, err := coll.InsertMany(ctx, []any{bson.D{}, bson.D{}, bson.D{}}); err != nil {
+					t.Fatal(err)
+				}
+				rp := c.Database("sess11").Collection(topo.name+mode, &driver.CollectionOptions{ReadPreference: &driver.ReadPreference{Mode: mode}})
+				rec.Reset()
+				cur, err := rp.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](2)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for cur.Next(ctx) {
+					n++
+				}
+				if cur.Err() != nil || n != 3 {
+					t.Fatalf("%d documents, %v", n, cur.Err())
+				}
+				var find, getMore bson.Raw
+				for _, e := range eventtest.Of[*event.CommandStarted](rec) {
+					lsid, err := e.Command.LookupErr("lsid")
+					switch {
+					case e.CommandName != "find" && e.CommandName != "getMore":
+						continue
+					case err != nil:
+						t.Fatalf("%s sent no lsid", e.CommandName)
+					case e.CommandName == "find":
+						find = lsid.Document()
+					default:
+						getMore = lsid.Document()
+					}
+				}
+				if find == nil || getMore == nil || !rawEqual(find, getMore) {
+					t.Fatalf("find lsid %v, getMore lsid %v", find, getMore)
+				}
+				if id, _ := find.Lookup("id").BinaryOK(); len(id.Data) != 16 || string(id.Data) == string(make([]byte, 16)) {
+					t.Fatalf("lsid %v is not a non-zero UUID", find)
+				}
+			})
+		}
+	}
+}

@@ -127,7 +127,11 @@ func TestImplicitSessions(t *testing.T) {
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 
-// Prose 3: $clusterTime goes out on commands and follows the replies.
+// Prose 3: $clusterTime goes out on commands and follows the replies,
+// for a ping by RunCommand and the aggregate, find and insert helpers.
+// The first command learns the cluster time (a new client has none: it
+// does not take it from SDAM's hellos, prose 20); each one after it sends
+// the $clusterTime of the reply before.
 func TestClusterTimeGossip(t *testing.T) {
 	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
 	rec := &eventtest.Recorder{}
@@ -139,6 +143,15 @@ func TestClusterTimeGossip(t *testing.T) {
 		func() error { _, err := coll.InsertOne(ctx, bson.D{{Key: "a", Value: 1}}); return err },
 		func() error { return coll.FindOne(ctx, bson.D{}).Err() },
 		func() error { _, err := c.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}}); return err },
+		func() error {
+			cur, err := coll.Aggregate(ctx, bson.A{bson.D{{Key: "$match", Value: bson.D{}}}})
+			if err == nil {
+				err = cur.Close(ctx)
+			}
+			return err
+		},
+		func() error { return coll.FindOne(ctx, bson.D{}).Err() },
+		func() error { _, err := coll.InsertOne(ctx, bson.D{{Key: "a", Value: 2}}); return err },
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {
