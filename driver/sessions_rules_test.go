@@ -559,3 +559,117 @@ func TestSessionProseFindGetMoreSameLSID(t *testing.T) {
 		}
 	}
 }
+
+// No command of a connection's opening (hello, with its speculative
+// authentication, and the rest of the SCRAM conversation) or
+// of SDAM's monitoring carries an lsid or $clusterTime (driver-sessions,
+// "When opening and authenticating a connection", "Do not gossip on SDAM
+// commands"), while the operations after them carry both; seen from the
+// server, which logs what it received.
+func TestNoSessionOnHandshakeAuthOrMonitoring(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+	if err := rs.AddUser("admin", "ada", "lovelace"); err != nil {
+		t.Fatal(err)
+	}
+	o := &driver.ClientOptions{Username: "ada", Password: "lovelace"}
+	c := dial(t, rs.URI()+"&heartbeatFrequencyMS=500", o)
+	ctx := testCtx(t)
+	coll := c.Database("sessauth").Collection("c")
+	for range 3 {
+		if _, err := coll.InsertOne(ctx, bson.D{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A second connection opens while the first is busy.
+	cur, err := coll.Find(ctx, bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := coll.FindOne(ctx, bson.D{}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cur.Close(ctx)
+	seen := map[string]int{}
+	for _, cmd := range rs.Members()[0].Commands() {
+		_, lsidErr := cmd.Body.LookupErr("lsid")
+		_, ctErr := cmd.Body.LookupErr("$clusterTime")
+		switch cmd.Name {
+		case "hello", "isMaster", "ismaster", "saslStart", "saslContinue", "authenticate":
+			seen[cmd.Name]++
+			if lsidErr == nil || ctErr == nil {
+				t.Errorf("%s carried an lsid or $clusterTime: %s", cmd.Name, cmd.Body)
+			}
+		case "insert":
+			seen[cmd.Name]++
+			if lsidErr != nil {
+				t.Errorf("insert carried no lsid")
+			}
+			if ctErr != nil && seen["insert"] > 1 {
+				t.Errorf("insert %d carried no $clusterTime", seen["insert"])
+			}
+		}
+	}
+	if seen["hello"]+seen["isMaster"]+seen["ismaster"] == 0 || seen["saslStart"]+seen["saslContinue"] == 0 || seen["insert"] != 3 {
+		t.Fatalf("commands seen: %v", seen)
+	}
+}
+
+// Disconnect with explicit sessions still checked out (one idle, one with
+// an open cursor): endSessions lists only the pooled sessions, as the
+// specification asks; the sessions and the cursor then fail with
+// ErrClientDisconnected, and ending them afterwards is harmless.
+func TestDisconnectWithExplicitSessions(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	rec := &eventtest.Recorder{}
+	c := dial(t, srv.URI(), &driver.ClientOptions{Monitors: []any{rec}})
+	ctx := testCtx(t)
+	coll := c.Database("sessdisc").Collection("c")
+	if _, err := coll.InsertMany(ctx, []any{bson.D{}, bson.D{}, bson.D{}}); err != nil {
+		t.Fatal(err)
+	}
+	idle, err := c.StartSession(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withCursor, err := c.StartSession(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := coll.FindOne(driver.NewSessionContext(ctx, idle), bson.D{}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := coll.Find(driver.NewSessionContext(ctx, withCursor), bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An implicit session, pooled when its insert ends.
+	if _, err := coll.InsertOne(ctx, bson.D{}); err != nil {
+		t.Fatal(err)
+	}
+	pooled, _ := lastStarted(t, rec).Command.LookupErr("lsid")
+	if err := c.Disconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	es := eventtest.Of[*event.CommandStarted](rec)
+	var ended []bson.RawValue
+	for _, e := range es {
+		if e.CommandName == "endSessions" {
+			ended, _ = e.Command.Lookup("endSessions").Array().Values()
+		}
+	}
+	if len(ended) != 1 || !rawEqual(ended[0].Document(), pooled.Document()) {
+		t.Fatalf("endSessions listed %v, want only the pooled session", ended)
+	}
+	if err := coll.FindOne(driver.NewSessionContext(ctx, idle), bson.D{}).Err(); !errors.Is(err, driver.ErrClientDisconnected) {
+		t.Fatalf("an operation in a session after Disconnect: %v", err)
+	}
+	cur.Next(ctx)
+	cur.Next(ctx)
+	if !errors.Is(cur.Err(), driver.ErrClientDisconnected) {
+		t.Fatalf("a cursor's getMore after Disconnect: %v", cur.Err())
+	}
+	_ = cur.Close(ctx)
+	idle.EndSession(ctx)
+	withCursor.EndSession(ctx)
+	idle.EndSession(ctx)
+}
