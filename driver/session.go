@@ -137,6 +137,10 @@ func (s *Session) EndSession(ctx context.Context) { s.s.End() }
 // ID returns the session's logical session id, the lsid document {id:
 // UUID} its commands carry. It takes the session's server session from the
 // pool if no operation has yet; nil once the session has ended without one.
+// A pooled server session may have as little as a minute left before the
+// server forgets it: a session whose first operation comes more than a
+// minute after its ID risks errors from the server session having gone
+// stale (its later operations each keep it alive).
 func (s *Session) ID() bson.Raw {
 	srv, err := s.s.Server(s.client.exec.SessionTimeout())
 	if err != nil {
