@@ -134,9 +134,10 @@ func (c *Client) StartSession(opts *SessionOptions) (*Session, error) {
 // kills it on the server and gives the server session back.
 func (s *Session) EndSession(ctx context.Context) { s.s.End() }
 
-// ID returns the session's logical session id, the lsid document {id:
-// UUID} its commands carry. It takes the session's server session from the
-// pool if no operation has yet; nil once the session has ended without one.
+// ID returns a copy of the session's logical session id, the lsid
+// document {id: UUID} its commands carry. It takes the session's server
+// session from the pool if no operation has yet; nil once the session has
+// ended without one.
 // A pooled server session may have as little as a minute left before the
 // server forgets it: a session whose first operation comes more than a
 // minute after its ID risks errors from the server session having gone
@@ -146,7 +147,7 @@ func (s *Session) ID() bson.Raw {
 	if err != nil {
 		return nil
 	}
-	return srv.LSID
+	return append(bson.Raw(nil), srv.LSID...) // the caller's copy
 }
 
 // Client returns the client that started the session.

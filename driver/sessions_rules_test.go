@@ -673,3 +673,25 @@ func TestDisconnectWithExplicitSessions(t *testing.T) {
 	withCursor.EndSession(ctx)
 	idle.EndSession(ctx)
 }
+
+// ID returns a copy of the lsid: changing it does not change what the
+// session's commands send.
+func TestSessionIDReadOnly(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := sessClient(t, srv.URI())
+	s := startSession(t, c, nil)
+	id := s.ID()
+	want := append(bson.Raw(nil), id...)
+	for i := 4; i < len(id)-1; i++ {
+		id[i] = 0
+	}
+	if !rawEqual(s.ID(), want) {
+		t.Fatal("changing what ID returned changed the session's id")
+	}
+	if err := c.Ping(driver.NewSessionContext(testCtx(t), s)); err != nil {
+		t.Fatal(err)
+	}
+	if lsid, err := lastStarted(t, rec).Command.LookupErr("lsid"); err != nil || !rawEqual(lsid.Document(), want) {
+		t.Fatal("the session's command did not carry its original lsid")
+	}
+}
