@@ -695,3 +695,121 @@ func TestSessionIDReadOnly(t *testing.T) {
 		t.Fatal("the session's command did not carry its original lsid")
 	}
 }
+
+// Causal-consistency test 5 ("any write operation (test them all)") for
+// the writes TestCausalConsistencyProse leaves out: each one's
+// operationTime, from its reply, is the afterClusterTime of the findOne
+// after it; and the write commands the read-write-concern specification
+// lists send afterClusterTime themselves once the session has a time
+// (renameCollection, not among them, sends none).
+func TestCausalConsistencyEveryWrite(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+	c, rec := sessClient(t, rs.URI())
+	ctx := testCtx(t)
+	db := c.Database("ccw")
+	set := bson.D{{Key: "$set", Value: bson.D{{Key: "y", Value: 1}}}}
+	type write struct {
+		name, command string
+		run           func(ctx context.Context, coll *driver.Collection) error
+		afterCT       bool
+	}
+	noDoc := func(err error) error {
+		if errors.Is(err, driver.ErrNoDocuments) {
+			return nil
+		}
+		return err
+	}
+	writes := []write{
+		{"UpdateMany", "update", func(ctx context.Context, coll *driver.Collection) error {
+			_, err := coll.UpdateMany(ctx, bson.D{}, set)
+			return err
+		}, true},
+		{"DeleteOne", "delete", func(ctx context.Context, coll *driver.Collection) error {
+			_, err := coll.DeleteOne(ctx, bson.D{})
+			return err
+		}, true},
+		{"FindOneAndReplace", "findAndModify", func(ctx context.Context, coll *driver.Collection) error {
+			return noDoc(coll.FindOneAndReplace(ctx, bson.D{}, bson.D{{Key: "z", Value: 1}}).Err())
+		}, true},
+		{"FindOneAndDelete", "findAndModify", func(ctx context.Context, coll *driver.Collection) error {
+			return noDoc(coll.FindOneAndDelete(ctx, bson.D{}).Err())
+		}, true},
+		{"CreateIndex", "createIndexes", func(ctx context.Context, coll *driver.Collection) error {
+			_, err := coll.Indexes().CreateOne(ctx, driver.IndexModel{Keys: bson.D{{Key: "q", Value: 1}}})
+			return err
+		}, true},
+		{"DropIndex", "dropIndexes", func(ctx context.Context, coll *driver.Collection) error {
+			return coll.Indexes().DropOne(ctx, "q_1")
+		}, true},
+		{"Rename", "renameCollection", func(ctx context.Context, coll *driver.Collection) error {
+			return coll.Rename(ctx, coll.Name()+"_renamed")
+		}, false},
+		{"Drop", "drop", func(ctx context.Context, coll *driver.Collection) error { return coll.Drop(ctx) }, true},
+		{"CreateCollection", "create", func(ctx context.Context, coll *driver.Collection) error {
+			return coll.Database().CreateCollection(ctx, coll.Name()+"_new")
+		}, true},
+	}
+	for _, w := range writes {
+		t.Run(w.name, func(t *testing.T) {
+			coll := db.Collection("w" + w.name)
+			if _, err := coll.InsertMany(ctx, []any{bson.D{{Key: "x", Value: 1}}, bson.D{{Key: "x", Value: 2}}}); err != nil {
+				t.Fatal(err)
+			}
+			if w.name == "DropIndex" {
+				if _, err := coll.Indexes().CreateOne(ctx, driver.IndexModel{Keys: bson.D{{Key: "q", Value: 1}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := startSession(t, c, nil)
+			sctx := driver.NewSessionContext(ctx, s)
+			if err := coll.FindOne(sctx, bson.D{}).Err(); err != nil {
+				t.Fatal(err)
+			}
+			before := *s.OperationTime()
+			rec.Reset()
+			if err := w.run(sctx, coll); err != nil {
+				t.Fatal(err)
+			}
+			var cmd bson.Raw
+			for _, e := range eventtest.Of[*event.CommandStarted](rec) {
+				if e.CommandName == w.command {
+					cmd = e.Command
+				}
+			}
+			if cmd == nil {
+				t.Fatalf("no %s was sent", w.command)
+			}
+			v, err := readConcernOf(cmd).LookupErr("afterClusterTime")
+			switch {
+			case w.afterCT && err != nil:
+				t.Fatalf("%s sent no afterClusterTime: %s", w.command, cmd)
+			case w.afterCT:
+				if ts, i, _ := v.TimestampOK(); (bson.Timestamp{T: ts, I: i}) != before {
+					t.Fatalf("%s sent afterClusterTime %v, want %v", w.command, v, before)
+				}
+			case err == nil:
+				t.Fatalf("%s, which takes no read concern, sent afterClusterTime", w.command)
+			}
+			op := s.OperationTime()
+			if op == nil {
+				t.Fatal("no operationTime after the write")
+			}
+			reply := lastSucceeded(t, rec).Reply
+			if rv, err := reply.LookupErr("operationTime"); err == nil {
+				if ts, i, _ := rv.TimestampOK(); (bson.Timestamp{T: ts, I: i}) != *op {
+					t.Fatalf("operationTime %v, the reply's %v", *op, rv)
+				}
+			}
+			if err := coll.Database().Collection("w").FindOne(sctx, bson.D{}).Err(); err != nil && !errors.Is(err, driver.ErrNoDocuments) {
+				t.Fatal(err)
+			}
+			got, err := readConcernOf(lastStarted(t, rec).Command).LookupErr("afterClusterTime")
+			if err != nil {
+				t.Fatal("the findOne after the write sent no afterClusterTime")
+			}
+			if ts, i, _ := got.TimestampOK(); (bson.Timestamp{T: ts, I: i}) != *op {
+				t.Fatalf("findOne sent afterClusterTime %v, want the write's %v", got, *op)
+			}
+		})
+	}
+}
