@@ -37,7 +37,7 @@ type Client struct {
 
 	mu          sync.Mutex
 	server      *Server
-	timeout     *time.Duration // the session timeout when server was taken
+	timeout     *time.Duration // the latest session timeout its commands saw
 	ended       bool
 	holds       int // the open cursors that use server
 	clock       Clock
@@ -59,7 +59,13 @@ func (c *Client) Server(timeout *time.Duration) (*Server, error) {
 		return nil, ErrEnded
 	}
 	if c.server == nil {
-		c.server, c.timeout = c.Pool.Get(timeout), timeout
+		c.server = c.Pool.Get(timeout)
+	}
+	if timeout != nil {
+		// The latest known timeout: one taken before any command (ID on
+		// a new client) had none, and End's return to the pool needs it
+		// for the expiry check.
+		c.timeout = timeout
 	}
 	return c.server, nil
 }

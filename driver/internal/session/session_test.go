@@ -270,3 +270,24 @@ func TestPoolExpiryBoundaries(t *testing.T) {
 		t.Fatalf("%d sessions left", p.Len())
 	}
 }
+
+// A server session an explicit session took before the deployment's
+// session timeout was known (Session.ID on a new client) learns it at its
+// first command, so that its return applies the expiry check: a session
+// about to expire is discarded, not pooled.
+func TestClientLearnsSessionTimeout(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	p := NewPool()
+	p.now = func() time.Time { return now }
+	c := &Client{Pool: p}
+	s, _ := c.Server(nil)
+	timeout := 30 * time.Minute
+	if s2, _ := c.Server(&timeout); s2 != s {
+		t.Fatal("the session changed server session")
+	}
+	s.LastUse = now.Add(-29*time.Minute - time.Second)
+	c.End()
+	if p.Len() != 0 {
+		t.Fatal("a server session with less than a minute left went back to the pool")
+	}
+}
