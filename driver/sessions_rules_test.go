@@ -813,3 +813,60 @@ func TestCausalConsistencyEveryWrite(t *testing.T) {
 		})
 	}
 }
+
+// The driver's sessions as the server sees them, through
+// $listLocalSessions: an explicit session's lsid is listed once its first
+// command ran, and forgotten after the client that ended the session
+// disconnects (endSessions).
+func TestSessionsSeenByServer(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := dial(t, srv.URI(), nil)
+	watcher := dial(t, srv.URI(), nil)
+	ctx := testCtx(t)
+	listed := func() map[string]bool {
+		t.Helper()
+		cur, err := watcher.Database("admin").Aggregate(ctx, bson.A{bson.D{{Key: "$listLocalSessions", Value: bson.D{{Key: "allUsers", Value: true}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cur.Close(ctx)
+		ids := map[string]bool{}
+		for cur.Next(ctx) {
+			id, err := cur.Current.LookupErr("_id", "id")
+			if err != nil {
+				t.Fatalf("listed session without _id.id: %s", cur.Current)
+			}
+			b, _ := id.BinaryOK()
+			ids[string(b.Data)] = true
+		}
+		return ids
+	}
+	uuidOf := func(lsid bson.Raw) string {
+		b, _ := lsid.Lookup("id").BinaryOK()
+		return string(b.Data)
+	}
+	s, err := c.StartSession(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uuidOf(s.ID())
+	if listed()[id] {
+		t.Fatal("the session is listed before any command carried it")
+	}
+	if _, err := c.Database("seen").Collection("c").InsertOne(driver.NewSessionContext(ctx, s), bson.D{}); err != nil {
+		t.Fatal(err)
+	}
+	if !listed()[id] {
+		t.Fatal("the session is not listed after its insert")
+	}
+	s.EndSession(ctx)
+	if !listed()[id] {
+		t.Fatal("an ended session's server session is pooled, not ended on the server, until Disconnect")
+	}
+	if err := c.Disconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if listed()[id] {
+		t.Fatal("the session is still listed after Disconnect sent endSessions")
+	}
+}
