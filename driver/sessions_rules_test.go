@@ -870,3 +870,72 @@ func TestSessionsSeenByServer(t *testing.T) {
 		t.Fatal("the session is still listed after Disconnect sent endSessions")
 	}
 }
+
+// Prose test 20 as written: a client's cluster time does not advance
+// through SDAM's heartbeats, whose replies carry the greater $clusterTime
+// another client's insert made; its next ping sends the one it had.
+func TestSessionProseNoGossipThroughSDAM(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+	primary := rs.Members()[0]
+	rec := &eventtest.Recorder{}
+	c1 := dial(t, "mongodb://"+primary.Addr()+"/?directConnection=true&heartbeatFrequencyMS=500&serverMonitoringMode=poll",
+		&driver.ClientOptions{Monitors: []any{rec}})
+	c2 := dial(t, rs.URI(), nil)
+	ctx := testCtx(t)
+	if _, err := c1.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	clusterTime, err := lastSucceeded(t, rec).Reply.LookupErr("$clusterTime")
+	if err != nil {
+		t.Fatal("the ping's reply has no $clusterTime")
+	}
+	if _, err := c2.Database("sess20").Collection("c").InsertOne(ctx, bson.D{{Key: "advance", Value: "$clusterTime"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The next heartbeat that starts and succeeds after the insert.
+	beats := func() (started, succeeded int) {
+		return len(eventtest.Of[*event.ServerHeartbeatStarted](rec)), len(eventtest.Of[*event.ServerHeartbeatSucceeded](rec))
+	}
+	s0, _ := beats()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, ok := beats()
+		if s > s0 && ok >= s {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no heartbeat within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The heartbeat's reply did carry a greater cluster time: that is what
+	// the client must not take.
+	hb := eventtest.Of[*event.ServerHeartbeatSucceeded](rec)
+	ct, err := hb[len(hb)-1].Reply.LookupErr("$clusterTime", "clusterTime")
+	if err != nil {
+		t.Fatal("the heartbeat's reply has no $clusterTime")
+	}
+	t0, i0, _ := clusterTime.Document().Lookup("clusterTime").TimestampOK()
+	if t1, i1, _ := ct.TimestampOK(); t1 < t0 || t1 == t0 && i1 <= i0 {
+		t.Fatalf("the heartbeat's cluster time %v is not past the ping's %v", ct, clusterTime)
+	}
+	for _, cmd := range primary.Commands() {
+		if cmd.Name == "hello" || cmd.Name == "isMaster" {
+			if _, err := cmd.Body.LookupErr("$clusterTime"); err == nil {
+				t.Fatalf("a %s carried $clusterTime", cmd.Name)
+			}
+		}
+	}
+	if _, err := c1.RunCommand(ctx, "admin", bson.D{{Key: "ping", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	var sent bson.RawValue
+	for _, e := range eventtest.Of[*event.CommandStarted](rec) {
+		if e.CommandName == "ping" {
+			sent, _ = e.Command.LookupErr("$clusterTime")
+		}
+	}
+	if !sent.Equal(clusterTime) {
+		t.Fatalf("the second ping sent %v, want the first ping's reply's %v", sent, clusterTime)
+	}
+}
