@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -64,5 +65,39 @@ func TestImplicitSessionReturnedPerOperation(t *testing.T) {
 				t.Fatalf("%d sessions still in use after the operation", n)
 			}
 		})
+	}
+}
+
+// A cursor dropped without Close or exhaustion gives its implicit
+// session back to the pool when the garbage collector finds it (the
+// driver-sessions specification: the cursor SHOULD return the session in
+// a finalizer, for runtimes that have them).
+func TestAbandonedCursorReturnsSession(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := connect(t, srv.URI(), nil)
+	coll := seed(t, c, "abandon", 3)
+	ctx := ctxTimeout(t, 10*time.Second)
+	func() {
+		cur, err := coll.Find(ctx, bson.D{}, &FindOptions{BatchSize: Ptr[int32](1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cur.Next(ctx) {
+			t.Fatal(cur.Err())
+		}
+	}()
+	if n := c.sessions.InUse(); n != 1 {
+		t.Fatalf("an open cursor holds %d sessions, want 1", n)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.sessions.InUse() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the abandoned cursor's session never went back to the pool")
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.sessions.Len() != 1 {
+		t.Fatalf("the pool holds %d sessions, want the cursor's", c.sessions.Len())
 	}
 }

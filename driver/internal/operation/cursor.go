@@ -370,3 +370,16 @@ func (c *Cursor) RemainingOrZero() int {
 
 // Pinned tells whether the cursor holds a pinned connection.
 func (c *Cursor) Pinned() bool { return c.binding.Pinned() }
+
+// CleanupBinding returns the binding to release if the cursor is dropped
+// without Close or exhaustion (its owner registers Executor.Release as a
+// runtime cleanup): its session then goes back to the pool, as the
+// driver-sessions specification asks of runtimes with finalizers. It is
+// nil when the cursor holds nothing, or holds a pinned connection, which
+// only Close checks in (it must not go back with a cursor open on it).
+func (c *Cursor) CleanupBinding() *Binding {
+	if c.binding == nil || c.binding.pinned != nil {
+		return nil
+	}
+	return c.binding
+}

@@ -179,6 +179,9 @@ type Binding struct {
 	// held says the binding holds explicit (session.Client.Hold) until
 	// Release.
 	held bool
+	// released makes Release act once, whether the cursor's owner or a
+	// garbage-collection cleanup calls it (CleanupBinding).
+	released atomic.Bool
 	// wire is the maxWireVersion of the connection that opened the cursor.
 	wire int32
 }
@@ -591,7 +594,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 // Release ends a cursor's binding: its implicit session goes back to the
 // pool and a pinned connection is checked in (closed when an error hit it).
 func (x *Executor) Release(ctx context.Context, b *Binding) {
-	if b == nil {
+	if b == nil || !b.released.CompareAndSwap(false, true) {
 		return
 	}
 	if b.Session != nil && x.Sessions != nil && b.explicit == nil {
