@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -937,5 +938,61 @@ func TestSessionProseNoGossipThroughSDAM(t *testing.T) {
 	}
 	if !sent.Equal(clusterTime) {
 		t.Fatalf("the second ping sent %v, want the first ping's reply's %v", sent, clusterTime)
+	}
+}
+
+// AdvanceClusterTime only moves the session's cluster time forward: a
+// smaller or equal clusterTime (an equal one with another signature
+// included) changes nothing; a document without a timestamp clusterTime
+// is an *ArgumentError (that the client's own cluster time does not move
+// is TestCausalConsistencyProse's). AdvanceOperationTime likewise only
+// moves forward, unvalidated.
+func TestSessionAdvanceOnlyForward(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := dial(t, srv.URI(), nil)
+	s := startSession(t, c, nil)
+	ct := func(ts uint32, sig byte) bson.Raw {
+		raw, err := bson.Marshal(bson.D{{Key: "clusterTime", Value: bson.Timestamp{T: ts, I: 1}}, {Key: "signature", Value: bson.D{
+			{Key: "hash", Value: bson.Binary{Data: bytes.Repeat([]byte{sig}, 20)}}, {Key: "keyId", Value: int64(sig)}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	for _, step := range []struct {
+		doc  bson.Raw
+		want bson.Raw
+	}{
+		{ct(10, 1), ct(10, 1)},
+		{ct(9, 2), ct(10, 1)},
+		{ct(10, 3), ct(10, 1)},
+		{ct(11, 4), ct(11, 4)},
+	} {
+		if err := s.AdvanceClusterTime(step.doc); err != nil {
+			t.Fatal(err)
+		}
+		if !rawEqual(s.ClusterTime(), step.want) {
+			t.Fatalf("after AdvanceClusterTime(%s): %s, want %s", step.doc, s.ClusterTime(), step.want)
+		}
+	}
+	var ae *driver.ArgumentError
+	for _, bad := range []bson.Raw{nil, adocRaw(t), bson.Raw{1, 2, 3}} {
+		if err := s.AdvanceClusterTime(bad); !errors.As(err, &ae) {
+			t.Fatalf("AdvanceClusterTime(%v): %v, want an *ArgumentError", bad, err)
+		}
+	}
+	if !rawEqual(s.ClusterTime(), ct(11, 4)) {
+		t.Fatal("a refused document changed the cluster time")
+	}
+	s.AdvanceOperationTime(bson.Timestamp{T: 5, I: 5})
+	s.AdvanceOperationTime(bson.Timestamp{T: 5, I: 4})
+	s.AdvanceOperationTime(bson.Timestamp{T: 5, I: 5})
+	if got := s.OperationTime(); got == nil || *got != (bson.Timestamp{T: 5, I: 5}) {
+		t.Fatalf("operationTime %v, want Timestamp(5, 5)", got)
+	}
+	// Unvalidated: later than the cluster time is taken as it is.
+	s.AdvanceOperationTime(bson.Timestamp{T: 1 << 30})
+	if got := s.OperationTime(); got == nil || got.T != 1<<30 {
+		t.Fatalf("operationTime %v after advancing past the cluster time", got)
 	}
 }
