@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"reflect"
 	"runtime"
 	"testing"
 	"time"
@@ -99,5 +100,40 @@ func TestAbandonedCursorReturnsSession(t *testing.T) {
 	}
 	if c.sessions.Len() != 1 {
 		t.Fatalf("the pool holds %d sessions, want the cursor's", c.sessions.Len())
+	}
+}
+
+// SessionOptions.clone copies every field deeply: a field added later and
+// forgotten in clone would share the caller's pointer again.
+func TestSessionOptionsCloneCoversEveryField(t *testing.T) {
+	d := time.Second
+	o := SessionOptions{CausalConsistency: Ptr(true), Snapshot: Ptr(true), SnapshotTime: &bson.Timestamp{T: 1},
+		DefaultReadConcern: &ReadConcern{Level: "majority"}, DefaultWriteConcern: Majority(),
+		DefaultReadPreference: &ReadPreference{Mode: Secondary, Tags: []map[string]string{{"a": "b"}}, MaxStaleness: &d},
+		DefaultTimeout:        &d}
+	ov := reflect.ValueOf(o)
+	for i := range ov.NumField() {
+		if ov.Field(i).IsZero() {
+			t.Fatalf("the test leaves SessionOptions.%s unset", ov.Type().Field(i).Name)
+		}
+	}
+	cv := reflect.ValueOf(o.clone())
+	for i := range ov.NumField() {
+		f := ov.Type().Field(i)
+		if !reflect.DeepEqual(ov.Field(i).Interface(), cv.Field(i).Interface()) {
+			t.Errorf("clone changed %s", f.Name)
+		}
+		if f.Type.Kind() == reflect.Pointer && ov.Field(i).Pointer() == cv.Field(i).Pointer() {
+			t.Errorf("clone shares the pointer of %s", f.Name)
+		}
+	}
+	c := o.clone()
+	if c.DefaultWriteConcern.W == o.DefaultWriteConcern.W || &c.DefaultReadPreference.Tags[0] == &o.DefaultReadPreference.Tags[0] ||
+		c.DefaultReadPreference.MaxStaleness == o.DefaultReadPreference.MaxStaleness {
+		t.Error("clone shares what a concern points to")
+	}
+	c.DefaultReadPreference.Tags[0]["a"] = "c"
+	if o.DefaultReadPreference.Tags[0]["a"] != "b" {
+		t.Error("clone shares the tag sets")
 	}
 }
