@@ -69,8 +69,10 @@ var (
 	// ErrSessionUnacknowledged: an unacknowledged write (w: 0) in an
 	// explicit session, which the driver-sessions specification forbids.
 	ErrSessionUnacknowledged = errors.New("driver: an unacknowledged write (w: 0) cannot run in an explicit session")
-	// ErrSessionsNotSupported: the deployment does not support sessions
-	// (its servers report no logicalSessionTimeoutMinutes).
+	// ErrSessionsNotSupported: the server the operation's connection
+	// reached does not support sessions (its handshake reported no
+	// logicalSessionTimeoutMinutes). It is reported at the session's use,
+	// never by StartSession.
 	ErrSessionsNotSupported = errors.New("driver: sessions are not supported by this deployment")
 	// ErrSnapshotNotSupported: a snapshot session's operation on a server
 	// older than MongoDB 5.0.

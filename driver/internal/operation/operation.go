@@ -240,8 +240,8 @@ func (o *OpContext) use(c *conn.Conn) {
 }
 
 // ErrSessionsNotSupported is the cause of an operation in an explicit
-// session on a deployment that does not support sessions (the
-// driver-sessions specification).
+// session on a connection whose handshake reported no
+// logicalSessionTimeoutMinutes (the driver-sessions specification).
 var ErrSessionsNotSupported = errors.New("sessions are not supported by this deployment")
 
 // ErrSnapshotNotSupported is the cause of an operation in a snapshot
