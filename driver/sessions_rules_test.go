@@ -996,3 +996,69 @@ func TestSessionAdvanceOnlyForward(t *testing.T) {
 		t.Fatalf("operationTime %v after advancing past the cluster time", got)
 	}
 }
+
+// A retry never takes the operation's implicit session to a server
+// without sessions (driver-sessions: the session MUST NOT be used on a
+// connection that does not support sessions), and a retryable write is
+// not retried there at all (retryable-writes: when the server selected
+// for the retry does not support retryable writes, the error of the
+// previous attempt is raised): the write must not run a second time,
+// without its txnNumber. Two mongos, one without sessions; the write fails
+// on the other with a network error and its retry selects the first.
+func TestRetryNotSentWithoutSessions(t *testing.T) {
+	with := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RoleMongos}})
+	without := mongotest.NewServer(t, mongotest.Options{Topology: mongotest.Topology{Role: mongotest.RoleMongos}, NoSessions: true})
+	ctx := testCtx(t)
+	direct := func(s *mongotest.Server) *driver.Client { return dial(t, "mongodb://"+s.Addr()+"/", nil) }
+	withC, withoutC := direct(with), direct(without)
+	for _, kind := range []string{"insert", "find"} {
+		t.Run(kind, func(t *testing.T) {
+			// A client of its own: the network error marks the mongos
+			// Unknown in the client that saw it.
+			c, rec := sessClient(t, "mongodb://"+with.Addr()+","+without.Addr()+"/?localThresholdMS=1000&retryWrites=true&retryReads=true")
+			if _, err := withC.RunCommand(ctx, "admin", adoc("configureFailPoint", "failCommand", "mode", adoc("times", 1),
+				"data", adoc("failCommands", bson.A{kind}, "closeConnection", true))); err != nil {
+				t.Fatal(err)
+			}
+			defer withC.RunCommand(ctx, "admin", adoc("configureFailPoint", "failCommand", "mode", "off"))
+			coll := c.Database("sessretry").Collection("c")
+			for i := 0; i < 200; i++ {
+				rec.Reset()
+				var err error
+				if kind == "insert" {
+					_, err = coll.InsertOne(ctx, bson.D{{Key: "_id", Value: i}})
+				} else {
+					err = coll.FindOne(ctx, bson.D{}).Err()
+					if errors.Is(err, driver.ErrNoDocuments) {
+						err = nil
+					}
+				}
+				evs := eventtest.Of[*event.CommandStarted](rec)
+				if len(evs) == 0 || addrOf(evs[0]) != with.Addr() || err == nil && len(evs) == 1 {
+					continue // the first attempt went to the mongos without sessions, or the fail point is spent
+				}
+				for _, e := range evs[1:] {
+					if addrOf(e) != without.Addr() {
+						continue
+					}
+					if kind == "insert" {
+						t.Fatalf("the write was retried on the mongos without sessions: %s", e.Command)
+					}
+					if _, err := e.Command.LookupErr("lsid"); err == nil {
+						t.Fatalf("the retry took the implicit session to the mongos without sessions: %s", e.Command)
+					}
+				}
+				if kind == "insert" {
+					if !driver.IsNetworkError(err) {
+						t.Fatalf("insert: %v, want the first attempt's network error", err)
+					}
+					if n, err := withoutC.Database("sessretry").Collection("c").CountDocuments(ctx, bson.D{{Key: "_id", Value: i}}); err != nil || n != 0 {
+						t.Fatalf("the insert ran on the mongos without sessions (%d, %v)", n, err)
+					}
+				}
+				return
+			}
+			t.Fatal("no first attempt reached the mongos with the fail point")
+		})
+	}
+}

@@ -244,6 +244,11 @@ func (o *OpContext) use(c *conn.Conn) {
 // logicalSessionTimeoutMinutes (the driver-sessions specification).
 var ErrSessionsNotSupported = errors.New("sessions are not supported by this deployment")
 
+// errRetryUnsupported is the cause of a retryable write's retry that is
+// not sent, its server not supporting retryable writes; run returns the
+// previous attempt's error instead.
+var errRetryUnsupported = errors.New("the server selected for the retry does not support retryable writes")
+
 // ErrSnapshotNotSupported is the cause of an operation in a snapshot
 // session on a server older than 5.0 (wire version 13), with the message
 // the snapshot-sessions specification gives.
@@ -415,8 +420,12 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	case b != nil:
 		sess, stimeout = b.Session, b.timeout
 	case st.sess != nil:
-		// A retry keeps the first attempt's session (and txnNumber).
-		sess, stimeout = st.sess, st.stimeout
+		// A retry keeps the first attempt's session (and txnNumber), on a
+		// connection that supports sessions; on one that does not it
+		// sends none (driver-sessions), and run still puts it back.
+		if hello.ServiceID != nil || hello.LogicalSessionTimeoutMinutes != nil {
+			sess, stimeout = st.sess, st.stimeout
+		}
 	case op.Unacknowledged || op.NoSession || x.Sessions == nil:
 		exp = nil
 	case exp != nil:
@@ -449,6 +458,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	st.supportsRetryWrites = sess != nil && hello.MaxWireVersion >= 6 && hello.LogicalSessionTimeoutMinutes != nil &&
 		(hello.SetName != "" || hello.MsgIsDBGrid || hello.ServiceID != nil)
+	if st.txn != 0 && !st.supportsRetryWrites {
+		// The retry of a retryable write (sent with a txnNumber) on a
+		// server that does not take retryable writes is not sent: it
+		// would run the write again, unprotected (retryable-writes: the
+		// previous attempt's error is raised, which run returns).
+		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: errRetryUnsupported}
+	}
 	var txn *int64
 	if st.retry == RetryWrite && x.RetryWrites && !op.Unacknowledged && st.supportsRetryWrites {
 		if st.txn == 0 {
