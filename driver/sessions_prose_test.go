@@ -12,6 +12,24 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
+// Where each prose test of sessions/tests/README.md is:
+//   - 1, 21, 22: TestSessionProseOptions; 2: TestSessionProsePoolLIFO;
+//     3: TestClusterTimeGossip; 4: TestSessionProseExplicitAndImplicit;
+//     5, 6: TestSessionProseMisuse (6's disposal pattern: TestUseSession);
+//   - 8, 9: TestImplicitSessions; 10: the unified runner's CheckClient
+//     (every unified test) and TestImplicitSessions,
+//     TestImplicitSessionReturnedPerOperation; 11: TestImplicitSessions
+//     (replica set) and TestSessionProseFindGetMoreSameLSID (the other
+//     topologies); 14: TestImplicitSessionAfterCheckout;
+//   - 18: TestNoLSIDWithoutSessionSupport; 19: TestSessionProseNotSupported;
+//     20: TestSessionProseNoGossipThroughSDAM and
+//     TestNoClusterTimeOnMonitoring; 23: TestSessionProseSnapshotTimeReadOnly;
+//   - 7, 12, 13, 16, 17: not applicable, see below; 15 was removed.
+//
+// The causal-consistency specification's test plan (it has no
+// tests/README.md): TestCausalConsistencyProse (1-9, 11, 12) and
+// TestCausalConsistencyEveryWrite (5 for the remaining writes).
+
 // sessClient connects to uri with a recorder of command events.
 func sessClient(t *testing.T, uri string) (*driver.Client, *eventtest.Recorder) {
 	t.Helper()
