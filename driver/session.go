@@ -320,6 +320,22 @@ func (c *Client) withSession(ctx context.Context, op *operation.Op) error {
 	return nil
 }
 
+// shareImplicitSession gives op, the base of a write that sends several
+// commands, one implicit session for all of them, when ctx carries no
+// explicit session: the driver-sessions specification runs an operation
+// without a session "as if a new ClientSession was started just for this
+// one operation", a dirty one included until it ends. An unacknowledged
+// write takes none. end ends it (its server session goes back to the
+// pool, or is discarded when dirty).
+func (c *Client) shareImplicitSession(ctx context.Context, op *operation.Op) (end func()) {
+	if SessionFromContext(ctx) != nil || op.Session != nil || op.Unacknowledged || op.NoSession {
+		return func() {}
+	}
+	s := &session.Client{Pool: c.sessions, Owner: c, Implicit: true}
+	op.Session = s
+	return s.End
+}
+
 // sessionError converts the executor's session errors.
 func sessionError(op string, err error) (error, bool) {
 	switch err {

@@ -1062,3 +1062,82 @@ func TestRetryNotSentWithoutSessions(t *testing.T) {
 		})
 	}
 }
+
+// A bulk write is one operation: its commands share one implicit session
+// (driver-sessions: "as if a new ClientSession was started just for this
+// one operation"), a dirty one included ("It is valid for a dirty session
+// to be used for subsequent commands (e.g. ... a later command in a bulk
+// write"), which is discarded when the operation ends. The insert's first
+// attempt meets a network error; its retry and the update and delete
+// after it carry the same lsid; the next operation gets another.
+func TestBulkWriteOneImplicitSession(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+	c, rec := sessClient(t, rs.URI()+"&retryWrites=true")
+	ctx := testCtx(t)
+	coll := c.Database("sessbulk").Collection("c")
+	if _, err := c.RunCommand(ctx, "admin", adoc("configureFailPoint", "failCommand", "mode", adoc("times", 1),
+		"data", adoc("failCommands", bson.A{"insert"}, "closeConnection", true))); err != nil {
+		t.Fatal(err)
+	}
+	rec.Reset()
+	set := bson.D{{Key: "$set", Value: bson.D{{Key: "y", Value: 1}}}}
+	if _, err := coll.BulkWrite(ctx, []driver.WriteModel{
+		&driver.InsertOneModel{Document: bson.D{{Key: "_id", Value: 1}}},
+		&driver.UpdateOneModel{Filter: bson.D{{Key: "_id", Value: 1}}, Update: set},
+		&driver.DeleteOneModel{Filter: bson.D{{Key: "_id", Value: 1}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var lsids []bson.Raw
+	var names []string
+	for _, e := range eventtest.Of[*event.CommandStarted](rec) {
+		v, err := e.Command.LookupErr("lsid")
+		if err != nil {
+			t.Fatalf("%s carried no lsid", e.CommandName)
+		}
+		lsids, names = append(lsids, v.Document()), append(names, e.CommandName)
+	}
+	if len(lsids) != 4 {
+		t.Fatalf("commands sent: %v, want insert, its retry, update, delete", names)
+	}
+	for i, l := range lsids[1:] {
+		if !rawEqual(l, lsids[0]) {
+			t.Fatalf("%s carried another lsid than the bulk write's first command", names[i+1])
+		}
+	}
+	if _, err := coll.InsertOne(ctx, bson.D{}); err != nil {
+		t.Fatal(err)
+	}
+	if lsid, _ := lastStarted(t, rec).Command.LookupErr("lsid"); rawEqual(lsid.Document(), lsids[0]) {
+		t.Fatal("the dirty session of the bulk write went back to the pool")
+	}
+}
+
+// On a server without sessions the shared implicit session of a bulk
+// write is ignored, as any implicit session is (prose test 18): no
+// command carries an lsid, and nothing fails.
+func TestBulkWriteImplicitSessionIgnoredWithoutSessions(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{NoSessions: true})
+	c, rec := sessClient(t, srv.URI())
+	ctx := testCtx(t)
+	coll := c.Database("sessbulk").Collection("none")
+	if _, err := coll.BulkWrite(ctx, []driver.WriteModel{
+		&driver.InsertOneModel{Document: bson.D{{Key: "_id", Value: 1}}},
+		&driver.DeleteOneModel{Filter: bson.D{{Key: "_id", Value: 1}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.InsertMany(ctx, []any{bson.D{}, bson.D{}}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range eventtest.Of[*event.CommandStarted](rec) {
+		n++
+		if _, err := e.Command.LookupErr("lsid"); err == nil {
+			t.Fatalf("%s carried an lsid to a server without sessions", e.CommandName)
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d commands sent, want insert, delete, insert", n)
+	}
+}

@@ -82,9 +82,11 @@ type Op struct {
 	// NoSession sends no lsid even where sessions are supported.
 	NoSession bool
 	// Session is the explicit session the operation runs in (nil: an
-	// implicit one, when the deployment supports sessions). Its server
-	// session is taken from the pool at its first use; a reply advances
-	// its cluster and operation times.
+	// implicit one, when the deployment supports sessions), or the
+	// implicit session (session.Client.Implicit) the commands of one
+	// multi-command operation share. Its server session is taken from
+	// the pool at its first use; a reply advances its cluster and
+	// operation times.
 	Session *session.Client
 	// Causal marks a command that takes readConcern.afterClusterTime in a
 	// causally consistent explicit session: the reads that take a read
@@ -412,7 +414,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	var sess *session.Server
 	var stimeout *time.Duration
 	owned := false
-	exp := op.Session // an explicit session
+	exp := op.Session // an explicit session, or a multi-command operation's implicit one
 	if b != nil {
 		exp = b.explicit
 	}
@@ -428,6 +430,22 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	case op.Unacknowledged || op.NoSession || x.Sessions == nil:
 		exp = nil
+	case exp != nil && exp.Implicit:
+		// The implicit session of a multi-command operation: used where
+		// the connection supports sessions, ignored where it does not.
+		switch {
+		case hello.ServiceID != nil:
+		case hello.LogicalSessionTimeoutMinutes != nil:
+			stimeout = x.sessionTimeout(sessionMinutes(td, hello.LogicalSessionTimeoutMinutes))
+		default:
+			exp = nil
+		}
+		if exp != nil {
+			var err error
+			if sess, err = exp.Server(stimeout); err != nil {
+				return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
+			}
+		}
 	case exp != nil:
 		// An explicit session takes its server session at its first use.
 		if hello.ServiceID == nil {

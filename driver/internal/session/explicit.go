@@ -34,6 +34,12 @@ type Client struct {
 	// Snapshot is the snapshot option: reads carry readConcern {level:
 	// "snapshot", atClusterTime} once the first read has told the time.
 	Snapshot bool
+	// Implicit marks the implicit session of one operation that sends
+	// several commands (a bulk write's batches and kinds): its commands
+	// share its server session, taken after the first checkout, and a
+	// connection without sessions sends none instead of failing. It is
+	// neither causally consistent nor a snapshot session.
+	Implicit bool
 
 	mu          sync.Mutex
 	server      *Server
