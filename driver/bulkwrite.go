@@ -162,6 +162,7 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 		// nothing is sent when the server is too old.
 		base.Check = unacknowledgedHintCheck(hintArg)
 	}
+	defer coll.db.client.shareImplicitSession(ctx, &base)()
 	r, failure := bw.Run(ctx, &base, coll.execWrite)
 	res := &BulkWriteResult{InsertedCount: r.Inserted, MatchedCount: r.Matched, ModifiedCount: r.Modified,
 		DeletedCount: r.Deleted, UpsertedCount: r.Upserts, InsertedIDs: map[int]any{}, UpsertedIDs: map[int]any{},

@@ -612,7 +612,7 @@ func (c *Client) RunCommand(ctx context.Context, db string, cmd any, opts ...*Ru
 		}
 		sel = selection.Read(rp)
 	}
-	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel, KeepMaxTime: true, Kind: operation.KindCommand})
+	body, err := c.run(ctx, &operation.Op{Name: name, DB: db, Command: raw, Selector: sel, KeepMaxTime: true, Kind: operation.KindCommand, Generic: true})
 	if len(body) == 0 {
 		body = emptyDoc
 		var ce *CommandError
@@ -642,7 +642,7 @@ func (c *Client) Ping(ctx context.Context) error {
 	if err := c.live(); err != nil {
 		return err
 	}
-	_, err := c.run(ctx, &operation.Op{Name: "ping", DB: "admin", Command: pingCommand, Selector: selection.Read(c.readPref)})
+	_, err := c.run(ctx, &operation.Op{Name: "ping", DB: "admin", Command: pingCommand, Selector: selection.Read(c.readPref), Generic: true})
 	return err
 }
 

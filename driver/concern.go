@@ -53,7 +53,12 @@ type WriteConcern struct {
 // Majority is the write concern {w: "majority"}.
 func Majority() *WriteConcern { return &WriteConcern{W: &W{Tag: "majority"}} }
 
-// Unacknowledged is the write concern {w: 0}.
+// Unacknowledged is the write concern {w: 0}. An unacknowledged write
+// never carries a session id (the driver-sessions specification): outside
+// an explicit session it takes no implicit session, and in an explicit
+// session it is a *SessionError (ErrSessionUnacknowledged), before
+// anything is sent. A causally consistent session's later operations are
+// not causally consistent with it (no operationTime comes back).
 func Unacknowledged() *WriteConcern { return &WriteConcern{W: &W{}} }
 
 // Acknowledged tells whether a write under wc waits for a reply: every

@@ -149,6 +149,7 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 		return nil, err
 	}
 	op.Batch = bt
+	defer coll.db.client.shareImplicitSession(ctx, op)()
 	r, failure := ins.Run(ctx, op, coll.execWrite)
 	var bwe *BulkWriteException
 	if len(r.WriteErrors) > 0 || len(r.WriteConcernErrors) > 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
+	"runtime"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/operation"
@@ -44,7 +45,14 @@ type Cursor struct {
 
 // newCursor wraps oc.
 func newCursor(c *Client, oc *operation.Cursor, tailable bool) *Cursor {
-	return &Cursor{client: c, oc: oc, tailable: tailable}
+	cur := &Cursor{client: c, oc: oc, tailable: tailable}
+	if b := oc.CleanupBinding(); b != nil {
+		// Dropped without Close, the cursor still gives its session back
+		// (the server cursor stays until the server times it out).
+		x := c.exec
+		runtime.AddCleanup(cur, func(b *operation.Binding) { x.Release(context.Background(), b) }, b)
+	}
+	return cur
 }
 
 // ID returns the server's id for the cursor, 0 once the server has

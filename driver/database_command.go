@@ -122,7 +122,7 @@ func (db *Database) RunCursorCommand(ctx context.Context, cmd any, opts ...*RunC
 		return nil, err
 	}
 	res, err := db.execute(ctx, &operation.Op{Name: operation.CommandName(raw), DB: db.name, Command: raw, Selector: sel, Cursor: true,
-		CursorKind: cursorKind(o.CursorType), MaxAwait: co.MaxAwaitTime, KeepMaxTime: true, Kind: operation.KindCommand})
+		CursorKind: cursorKind(o.CursorType), MaxAwait: co.MaxAwaitTime, KeepMaxTime: true, Kind: operation.KindCommand, Generic: true})
 	if err != nil {
 		return nil, err
 	}

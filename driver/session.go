@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -68,8 +69,10 @@ var (
 	// ErrSessionUnacknowledged: an unacknowledged write (w: 0) in an
 	// explicit session, which the driver-sessions specification forbids.
 	ErrSessionUnacknowledged = errors.New("driver: an unacknowledged write (w: 0) cannot run in an explicit session")
-	// ErrSessionsNotSupported: the deployment does not support sessions
-	// (its servers report no logicalSessionTimeoutMinutes).
+	// ErrSessionsNotSupported: the server the operation's connection
+	// reached does not support sessions (its handshake reported no
+	// logicalSessionTimeoutMinutes). It is reported at the session's use,
+	// never by StartSession.
 	ErrSessionsNotSupported = errors.New("driver: sessions are not supported by this deployment")
 	// ErrSnapshotNotSupported: a snapshot session's operation on a server
 	// older than MongoDB 5.0.
@@ -97,10 +100,8 @@ func (c *Client) StartSession(opts *SessionOptions) (*Session, error) {
 	if err := c.live(); err != nil {
 		return nil, err
 	}
-	var o SessionOptions
-	if opts != nil {
-		o = *opts
-	}
+	// A deep copy: the caller's pointers cannot change the session later.
+	o := opts.clone()
 	snapshot := o.Snapshot != nil && *o.Snapshot
 	causal := !snapshot
 	if o.CausalConsistency != nil {
@@ -129,25 +130,69 @@ func (c *Client) StartSession(opts *SessionOptions) (*Session, error) {
 // EndSession ends the session: its server session goes back to the
 // client's pool (one that a network error hit is discarded instead), and
 // any later use of the session fails with ErrSessionEnded. Ending a session
-// twice is harmless. Cursors opened in the session should be closed first.
+// twice is harmless. Cursors opened in the session should be closed first:
+// a cursor still open keeps the server session (no other session gets it
+// meanwhile), its next getMore fails with ErrSessionEnded, and closing it
+// kills it on the server and gives the server session back.
 func (s *Session) EndSession(ctx context.Context) { s.s.End() }
 
-// ID returns the session's logical session id, the lsid document {id:
-// UUID} its commands carry. It takes the session's server session from the
-// pool if no operation has yet; nil once the session has ended without one.
+// ID returns a copy of the session's logical session id, the lsid
+// document {id: UUID} its commands carry. It takes the session's server
+// session from the pool if no operation has yet; nil once the session has
+// ended without one.
+// A pooled server session may have as little as a minute left before the
+// server forgets it: a session whose first operation comes more than a
+// minute after its ID risks errors from the server session having gone
+// stale (its later operations each keep it alive).
 func (s *Session) ID() bson.Raw {
 	srv, err := s.s.Server(s.client.exec.SessionTimeout())
 	if err != nil {
 		return nil
 	}
-	return srv.LSID
+	return append(bson.Raw(nil), srv.LSID...) // the caller's copy
 }
 
 // Client returns the client that started the session.
 func (s *Session) Client() *Client { return s.client }
 
-// Options returns the options the session was started with.
-func (s *Session) Options() SessionOptions { return s.opts }
+// Options returns a copy of the options the session was started with
+// (changing it changes nothing in the session).
+func (s *Session) Options() SessionOptions { return s.opts.clone() }
+
+// clone returns a deep copy of o (the zero value for nil), so that the
+// options of a session cannot change after StartSession.
+func (o *SessionOptions) clone() SessionOptions {
+	if o == nil {
+		return SessionOptions{}
+	}
+	c := SessionOptions{
+		CausalConsistency: clonePtr(o.CausalConsistency), Snapshot: clonePtr(o.Snapshot),
+		SnapshotTime: clonePtr(o.SnapshotTime), DefaultReadConcern: clonePtr(o.DefaultReadConcern),
+		DefaultTimeout: clonePtr(o.DefaultTimeout),
+	}
+	if wc := o.DefaultWriteConcern; wc != nil {
+		c.DefaultWriteConcern = &WriteConcern{W: clonePtr(wc.W), Journal: clonePtr(wc.Journal), WTimeout: wc.WTimeout}
+	}
+	if rp := o.DefaultReadPreference; rp != nil {
+		c.DefaultReadPreference = &ReadPreference{Mode: rp.Mode, MaxStaleness: clonePtr(rp.MaxStaleness)}
+		if rp.Tags != nil {
+			c.DefaultReadPreference.Tags = make([]map[string]string, len(rp.Tags))
+			for i, m := range rp.Tags {
+				c.DefaultReadPreference.Tags[i] = maps.Clone(m)
+			}
+		}
+	}
+	return c
+}
+
+// clonePtr returns a pointer to a copy of *p, or nil.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
 
 // CausalConsistency tells whether the session is causally consistent.
 func (s *Session) CausalConsistency() bool { return s.s.Causal }
@@ -157,8 +202,13 @@ func (s *Session) Snapshot() bool { return s.s.Snapshot }
 
 // ClusterTime returns the session's cluster time, the greatest
 // $clusterTime document its operations saw or AdvanceClusterTime gave, or
-// nil before any.
-func (s *Session) ClusterTime() bson.Raw { return s.s.ClusterTime() }
+// nil before any. It is a copy.
+func (s *Session) ClusterTime() bson.Raw {
+	if ct := s.s.ClusterTime(); ct != nil {
+		return append(bson.Raw(nil), ct...) // the caller's copy
+	}
+	return nil
+}
 
 // AdvanceClusterTime advances the session's cluster time to ct, a
 // $clusterTime document ({clusterTime: Timestamp, signature: {...}}) such
@@ -268,6 +318,22 @@ func (c *Client) withSession(ctx context.Context, op *operation.Op) error {
 	}
 	op.Session = s.s
 	return nil
+}
+
+// shareImplicitSession gives op, the base of a write that sends several
+// commands, one implicit session for all of them, when ctx carries no
+// explicit session: the driver-sessions specification runs an operation
+// without a session "as if a new ClientSession was started just for this
+// one operation", a dirty one included until it ends. An unacknowledged
+// write takes none. end ends it (its server session goes back to the
+// pool, or is discarded when dirty).
+func (c *Client) shareImplicitSession(ctx context.Context, op *operation.Op) (end func()) {
+	if SessionFromContext(ctx) != nil || op.Session != nil || op.Unacknowledged || op.NoSession {
+		return func() {}
+	}
+	s := &session.Client{Pool: c.sessions, Owner: c, Implicit: true}
+	op.Session = s
+	return s.End
 }
 
 // sessionError converts the executor's session errors.

@@ -12,6 +12,24 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
+// Where each prose test of sessions/tests/README.md is:
+//   - 1, 21, 22: TestSessionProseOptions; 2: TestSessionProsePoolLIFO;
+//     3: TestClusterTimeGossip; 4: TestSessionProseExplicitAndImplicit;
+//     5, 6: TestSessionProseMisuse (6's disposal pattern: TestUseSession);
+//   - 8, 9: TestImplicitSessions; 10: the unified runner's CheckClient
+//     (every unified test) and TestImplicitSessions,
+//     TestImplicitSessionReturnedPerOperation; 11: TestImplicitSessions
+//     (replica set) and TestSessionProseFindGetMoreSameLSID (the other
+//     topologies); 14: TestImplicitSessionAfterCheckout;
+//   - 18: TestNoLSIDWithoutSessionSupport; 19: TestSessionProseNotSupported;
+//     20: TestSessionProseNoGossipThroughSDAM and
+//     TestNoClusterTimeOnMonitoring; 23: TestSessionProseSnapshotTimeReadOnly;
+//   - 7, 12, 13, 16, 17: not applicable, see below; 15 was removed.
+//
+// The causal-consistency specification's test plan (it has no
+// tests/README.md): TestCausalConsistencyProse (1-9, 11, 12) and
+// TestCausalConsistencyEveryWrite (5 for the remaining writes).
+
 // sessClient connects to uri with a recorder of command events.
 func sessClient(t *testing.T, uri string) (*driver.Client, *eventtest.Recorder) {
 	t.Helper()
@@ -248,6 +266,47 @@ func TestSessionProseOptions(t *testing.T) {
 		t.Errorf("SnapshotTime: %v %v", ts, err)
 	}
 }
+
+// Prose test 23: snapshotTime is read-only. Session.SnapshotTime is an
+// accessor that returns a value, and no API sets it after StartSession;
+// the only ways in are the SessionOptions given to StartSession and the
+// copy Options returns, and changing either changes nothing.
+func TestSessionProseSnapshotTimeReadOnly(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	c := dial(t, srv.URI(), nil)
+	o := &driver.SessionOptions{Snapshot: driver.Ptr(false)}
+	s := startSession(t, c, o)
+	unset := func(when string) {
+		t.Helper()
+		if ts, err := s.SnapshotTime(); !errors.Is(err, driver.ErrNoSnapshotTime) || ts != (bson.Timestamp{}) {
+			t.Fatalf("%s: SnapshotTime %v %v, want it unset", when, ts, err)
+		}
+		if s.Options().SnapshotTime != nil {
+			t.Fatalf("%s: Options().SnapshotTime is set", when)
+		}
+	}
+	unset("at the start")
+	o.SnapshotTime, *o.Snapshot = &bson.Timestamp{T: 1}, true
+	unset("after setting the options given to StartSession")
+	got := s.Options()
+	got.SnapshotTime, *got.Snapshot = &bson.Timestamp{T: 1}, true
+	unset("after setting the options Options returned")
+}
+
+// Prose tests 7, 12, 13, 16 and 17 do not apply to this driver, by the
+// conditions the tests themselves state:
+//   - 7 ("skip if your driver does not allow simultaneous authentication
+//     with multiple users"): a Client has one credential
+//     (ClientOptions.Username and Password, or the URI's userinfo), with
+//     which every connection authenticates, so only one user is ever
+//     authenticated on a connection.
+//   - 16 and 17 ("only applies to drivers that allow authentication to be
+//     changed on the fly"): the credential is fixed at Connect; there is
+//     no API to authenticate another user or to log out afterwards.
+//   - 12 and 13 ("skip if your driver does not allow forking"): a Go
+//     program cannot fork itself with its state (syscall.ForkExec starts a
+//     new program, which shares no client or pool), so the driver has no
+//     fork support and no pool to clear in a child.
 
 // Prose test 2: the pool is LIFO, seen through explicit sessions.
 func TestSessionProsePoolLIFO(t *testing.T) {

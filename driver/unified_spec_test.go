@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -33,6 +34,14 @@ func unifiedRunner() *unified.Runner {
 			return ""
 		},
 		KnownFailure: knownFailure,
+		// Prose test 10 of the sessions specification: no session is left
+		// checked out after a test.
+		CheckClient: func(c *driver.Client) error {
+			if n := driver.SessionsInUse(c); n != 0 {
+				return fmt.Errorf("%d sessions still checked out (sessions prose test 10)", n)
+			}
+			return nil
+		},
 	}
 }
 

@@ -178,3 +178,37 @@ func TestRetrySharedAcrossStore(t *testing.T) {
 		t.Fatal("retry tables not shared by store")
 	}
 }
+
+// On the replica-set simulator, a retryable write's record (lsid,
+// txnNumber) survives a step-down: the write retried on the new primary
+// answers as the first attempt did and is not applied again, and the
+// session's older txnNumbers are still too old there.
+func TestRetryableWriteDedupAcrossStepDown(t *testing.T) {
+	rs := NewReplicaSet(t, 3, ReplicaSetOptions{ElectionDelay: -1})
+	ctx := ctxT(t)
+	old := memberClient(t, rs, 0)
+	lsid := newLSID()
+	old.mustRun("db", withTxn(d("insert", "c", "documents", bson.A{d("_id", 0)}), lsid, 1))
+	cmd := withTxn(d("update", "c", "updates", bson.A{d("q", d("_id", 1), "u", d("$inc", d("n", 1)), "upsert", true)}), lsid, 2)
+	first := old.mustRun("db", cmd)
+	expectField(t, first, "upserted", `[{"index":0,"_id":1}]`)
+	if err := rs.StepDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p, err := rs.WaitForPrimary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p == rs.Members()[0] {
+		t.Fatal("the old primary was elected again at once")
+	}
+	now := connect(t, p, clientOpts{})
+	again := now.mustRun("db", cmd)
+	expectField(t, again, "n", "1")
+	expectField(t, again, "upserted", `[{"index":0,"_id":1}]`)
+	if got := findAll(t, now, "db", "c"); js(t, got) != js(t, `[{"_id":0},{"_id":1,"n":1}]`) {
+		t.Fatalf("after the retry on the new primary the collection holds %s", got)
+	}
+	_, err = now.run("db", withTxn(d("insert", "c", "documents", bson.A{d("_id", 9)}), lsid, 1))
+	wantCode(t, err, 225, "txnNumber")
+}

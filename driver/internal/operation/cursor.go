@@ -10,6 +10,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
+	"github.com/mongoscope/mongoscope/driver/internal/session"
 )
 
 // CursorOptions are what the getMore commands of a cursor carry.
@@ -254,6 +255,11 @@ func (c *Cursor) GetMore(ctx context.Context) error {
 		// The CRUD specification: no comment on getMore before 4.4.
 		cmd.Value("comment", c.opts.Comment)
 	}
+	if b := c.binding; b != nil && b.explicit != nil && b.explicit.Ended() {
+		// An operation in an ended session (driver-sessions, endSession);
+		// Close still kills the cursor with the session's lsid.
+		return &Error{Op: "getMore", Address: b.Address, Err: session.ErrEnded}
+	}
 	op := &Op{Name: "getMore", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding}
 	if ct := c.opts.Timeout; ct.Set {
 		// CURSOR_LIFETIME: the rest of the cursor's budget; ITERATION: the
@@ -364,3 +370,16 @@ func (c *Cursor) RemainingOrZero() int {
 
 // Pinned tells whether the cursor holds a pinned connection.
 func (c *Cursor) Pinned() bool { return c.binding.Pinned() }
+
+// CleanupBinding returns the binding to release if the cursor is dropped
+// without Close or exhaustion (its owner registers Executor.Release as a
+// runtime cleanup): its session then goes back to the pool, as the
+// driver-sessions specification asks of runtimes with finalizers. It is
+// nil when the cursor holds nothing, or holds a pinned connection, which
+// only Close checks in (it must not go back with a cursor open on it).
+func (c *Cursor) CleanupBinding() *Binding {
+	if c.binding == nil || c.binding.pinned != nil {
+		return nil
+	}
+	return c.binding
+}

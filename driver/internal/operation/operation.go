@@ -82,17 +82,25 @@ type Op struct {
 	// NoSession sends no lsid even where sessions are supported.
 	NoSession bool
 	// Session is the explicit session the operation runs in (nil: an
-	// implicit one, when the deployment supports sessions). Its server
-	// session is taken from the pool at its first use; a reply advances
-	// its cluster and operation times.
+	// implicit one, when the deployment supports sessions), or the
+	// implicit session (session.Client.Implicit) the commands of one
+	// multi-command operation share. Its server session is taken from
+	// the pool at its first use; a reply advances its cluster and
+	// operation times.
 	Session *session.Client
-	// Causal marks a command that carries the session's read concern in an
-	// explicit session: readConcern.afterClusterTime in a causally
-	// consistent one, {level: "snapshot", atClusterTime} in a snapshot
-	// one. Reads that take a read concern (find, aggregate, count,
-	// distinct) and the write commands set it; runCommand, getMore and
+	// Causal marks a command that takes readConcern.afterClusterTime in a
+	// causally consistent explicit session: the reads that take a read
+	// concern (find, aggregate, count, distinct) and the write commands
+	// the read-write-concern specification lists; runCommand, getMore and
 	// killCursors do not.
 	Causal bool
+	// Generic marks the generic runCommand (and runCursorCommand, and
+	// Ping, a runCommand of ping): its document is the caller's, so no
+	// read concern is added to it (read-write-concern), not even a
+	// snapshot session's, which every other command that is not a
+	// cursor's getMore or killCursors carries (snapshot-sessions, "Sending
+	// readConcern to the server on all commands").
+	Generic bool
 	// Batch, when set, holds a write's statements: each attempt sends as
 	// many of them, from the start, as fit in one message under the
 	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
@@ -170,6 +178,12 @@ type Binding struct {
 	// implicit one): Release does not give it back to the pool, and the
 	// cursor's replies advance its times.
 	explicit *session.Client
+	// held says the binding holds explicit (session.Client.Hold) until
+	// Release.
+	held bool
+	// released makes Release act once, whether the cursor's owner or a
+	// garbage-collection cleanup calls it (CleanupBinding).
+	released atomic.Bool
 	// wire is the maxWireVersion of the connection that opened the cursor.
 	wire int32
 }
@@ -228,9 +242,14 @@ func (o *OpContext) use(c *conn.Conn) {
 }
 
 // ErrSessionsNotSupported is the cause of an operation in an explicit
-// session on a deployment that does not support sessions (the
-// driver-sessions specification).
+// session on a connection whose handshake reported no
+// logicalSessionTimeoutMinutes (the driver-sessions specification).
 var ErrSessionsNotSupported = errors.New("sessions are not supported by this deployment")
+
+// errRetryUnsupported is the cause of a retryable write's retry that is
+// not sent, its server not supporting retryable writes; run returns the
+// previous attempt's error instead.
+var errRetryUnsupported = errors.New("the server selected for the retry does not support retryable writes")
 
 // ErrSnapshotNotSupported is the cause of an operation in a snapshot
 // session on a server older than 5.0 (wire version 13), with the message
@@ -395,7 +414,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	var sess *session.Server
 	var stimeout *time.Duration
 	owned := false
-	exp := op.Session // an explicit session
+	exp := op.Session // an explicit session, or a multi-command operation's implicit one
 	if b != nil {
 		exp = b.explicit
 	}
@@ -403,17 +422,37 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	case b != nil:
 		sess, stimeout = b.Session, b.timeout
 	case st.sess != nil:
-		// A retry keeps the first attempt's session (and txnNumber).
-		sess, stimeout = st.sess, st.stimeout
+		// A retry keeps the first attempt's session (and txnNumber), on a
+		// connection that supports sessions; on one that does not it
+		// sends none (driver-sessions), and run still puts it back.
+		if hello.ServiceID != nil || hello.LogicalSessionTimeoutMinutes != nil {
+			sess, stimeout = st.sess, st.stimeout
+		}
 	case op.Unacknowledged || op.NoSession || x.Sessions == nil:
 		exp = nil
+	case exp != nil && exp.Implicit:
+		// The implicit session of a multi-command operation: used where
+		// the connection supports sessions, ignored where it does not.
+		switch {
+		case hello.ServiceID != nil:
+		case hello.LogicalSessionTimeoutMinutes != nil:
+			stimeout = x.sessionTimeout(sessionMinutes(td, hello.LogicalSessionTimeoutMinutes))
+		default:
+			exp = nil
+		}
+		if exp != nil {
+			var err error
+			if sess, err = exp.Server(stimeout); err != nil {
+				return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
+			}
+		}
 	case exp != nil:
 		// An explicit session takes its server session at its first use.
 		if hello.ServiceID == nil {
-			if hello.LogicalSessionTimeoutMinutes == nil || td.LogicalSessionTimeoutMinutes == nil {
+			if hello.LogicalSessionTimeoutMinutes == nil {
 				return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: ErrSessionsNotSupported}
 			}
-			stimeout = x.sessionTimeout(*td.LogicalSessionTimeoutMinutes)
+			stimeout = x.sessionTimeout(sessionMinutes(td, hello.LogicalSessionTimeoutMinutes))
 		}
 		if exp.Snapshot && hello.MaxWireVersion < 13 {
 			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: ErrSnapshotNotSupported}
@@ -424,8 +463,11 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	case hello.ServiceID != nil:
 		sess, owned = x.Sessions.Get(nil), true
-	case hello.LogicalSessionTimeoutMinutes != nil && td.LogicalSessionTimeoutMinutes != nil:
-		stimeout = x.sessionTimeout(*td.LogicalSessionTimeoutMinutes)
+	case hello.LogicalSessionTimeoutMinutes != nil:
+		// The connection decides (driver-sessions, "How to Tell Whether a
+		// Connection Supports Sessions"); the topology's value, null when
+		// any data-bearing server has none, only sets the expiry.
+		stimeout = x.sessionTimeout(sessionMinutes(td, hello.LogicalSessionTimeoutMinutes))
 		sess, owned = x.Sessions.Get(stimeout), true
 	}
 	if owned {
@@ -434,6 +476,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	st.supportsRetryWrites = sess != nil && hello.MaxWireVersion >= 6 && hello.LogicalSessionTimeoutMinutes != nil &&
 		(hello.SetName != "" || hello.MsgIsDBGrid || hello.ServiceID != nil)
+	if st.txn != 0 && !st.supportsRetryWrites {
+		// The retry of a retryable write (sent with a txnNumber) on a
+		// server that does not take retryable writes is not sent: it
+		// would run the write again, unprotected (retryable-writes: the
+		// previous attempt's error is raised, which run returns).
+		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: errRetryUnsupported}
+	}
 	var txn *int64
 	if st.retry == RetryWrite && x.RetryWrites && !op.Unacknowledged && st.supportsRetryWrites {
 		if st.txn == 0 {
@@ -443,8 +492,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		txn = &st.txn
 	}
 	st.sent, st.wire44 = false, hello.MaxWireVersion >= 9
+	// Replica sets and sharded clusters (behind a load balancer too) have
+	// cluster times; a standalone has none, and refuses afterClusterTime:
+	// neither goes to it, even a session's advanced by hand
+	// (causal-consistency, tests 7 and 11).
+	clusterTimes := hello.MaxWireVersion >= 6 && (hello.SetName != "" || hello.MsgIsDBGrid || hello.ServiceID != nil)
 	var clusterTime bson.Raw
-	if x.Clock != nil && hello.MaxWireVersion >= 6 {
+	if x.Clock != nil && clusterTimes {
 		clusterTime = x.Clock.Get()
 		if exp != nil {
 			// The greater of the client's and the session's.
@@ -452,8 +506,8 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	}
 	rc := op.ReadConcern
-	if exp != nil && op.Causal && b == nil {
-		rc = exp.ReadConcern(rc, hello.MaxWireVersion >= 6)
+	if exp != nil && b == nil && (op.Causal || exp.Snapshot && !op.Generic) {
+		rc = exp.ReadConcern(rc, clusterTimes)
 	}
 	var rp bson.Raw
 	if !op.Selector.Write && b == nil {
@@ -545,6 +599,12 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	res := Result{Body: body, Address: addr, Buf: bodyBuf}
 	if op.Cursor && err == nil && cursorOpen(body) && b == nil {
 		nb := &Binding{Address: addr, Session: sess, timeout: stimeout, wire: hello.MaxWireVersion, explicit: exp}
+		if exp != nil && sess != nil {
+			// The session's server session stays the cursor's even if the
+			// session ends first.
+			exp.Hold()
+			nb.held = true
+		}
 		if hello.ServiceID != nil {
 			// Load-balanced mode: the cursor lives on this connection,
 			// which the pool counts as in use by a cursor.
@@ -568,13 +628,18 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 // Release ends a cursor's binding: its implicit session goes back to the
 // pool and a pinned connection is checked in (closed when an error hit it).
 func (x *Executor) Release(ctx context.Context, b *Binding) {
-	if b == nil {
+	if b == nil || !b.released.CompareAndSwap(false, true) {
 		return
 	}
 	if b.Session != nil && x.Sessions != nil && b.explicit == nil {
 		x.Sessions.Put(b.Session, b.timeout)
 	}
-	// An explicit session's server session goes back when it ends.
+	// An explicit session's server session goes back when it ends (or
+	// here, if it has ended and this was its last open cursor).
+	if b.held {
+		b.held = false
+		b.explicit.Unhold()
+	}
 	b.Session = nil
 	if b.pinned != nil {
 		b.pool.CheckIn(ctx, b.pinned)
@@ -656,6 +721,17 @@ func (x *Executor) sessionTimeout(minutes int64) *time.Duration {
 	p := &t
 	x.stimeout.Store(p)
 	return p
+}
+
+// sessionMinutes returns the session timeout the pool's expiry uses: the
+// topology's logicalSessionTimeoutMinutes (the smallest among the
+// data-bearing servers), or, when that is null because some server
+// reports none, the connection's own, conn.
+func sessionMinutes(td description.TopologyDescription, conn *int64) int64 {
+	if td.LogicalSessionTimeoutMinutes != nil {
+		return *td.LogicalSessionTimeoutMinutes
+	}
+	return *conn
 }
 
 // Pooled buffers for extended commands; those that grew past

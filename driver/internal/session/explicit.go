@@ -34,11 +34,18 @@ type Client struct {
 	// Snapshot is the snapshot option: reads carry readConcern {level:
 	// "snapshot", atClusterTime} once the first read has told the time.
 	Snapshot bool
+	// Implicit marks the implicit session of one operation that sends
+	// several commands (a bulk write's batches and kinds): its commands
+	// share its server session, taken after the first checkout, and a
+	// connection without sessions sends none instead of failing. It is
+	// neither causally consistent nor a snapshot session.
+	Implicit bool
 
 	mu          sync.Mutex
 	server      *Server
-	timeout     *time.Duration // the session timeout when server was taken
+	timeout     *time.Duration // the latest session timeout its commands saw
 	ended       bool
+	holds       int // the open cursors that use server
 	clock       Clock
 	opTime      Timestamp
 	snapshot    Timestamp
@@ -58,7 +65,13 @@ func (c *Client) Server(timeout *time.Duration) (*Server, error) {
 		return nil, ErrEnded
 	}
 	if c.server == nil {
-		c.server, c.timeout = c.Pool.Get(timeout), timeout
+		c.server = c.Pool.Get(timeout)
+	}
+	if timeout != nil {
+		// The latest known timeout: one taken before any command (ID on
+		// a new client) had none, and End's return to the pool needs it
+		// for the expiry check.
+		c.timeout = timeout
 	}
 	return c.server, nil
 }
@@ -71,14 +84,52 @@ func (c *Client) Ended() bool {
 }
 
 // End ends the session: its server session, if it took one, goes back to
-// the pool (a dirty one is discarded there). Calling it again does
-// nothing.
+// the pool (a dirty one is discarded there), at once or, while cursors
+// opened in the session are still open, when the last of them lets go of
+// it (Unhold): until then their getMores and killCursors carry its lsid,
+// which no other session may use meanwhile. Calling it again does nothing.
 func (c *Client) End() {
 	c.mu.Lock()
-	s, t, ended := c.server, c.timeout, c.ended
-	c.ended, c.server = true, nil
+	if c.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.ended = true
+	s, t := c.server, c.timeout
+	if c.holds > 0 {
+		s = nil
+	} else {
+		c.server = nil
+	}
 	c.mu.Unlock()
-	if !ended && s != nil {
+	if s != nil {
+		c.Pool.Put(s, t)
+	}
+}
+
+// Hold records that a cursor opened in the session keeps using its server
+// session; Unhold, when the cursor is closed or exhausted, lets go of it.
+func (c *Client) Hold() {
+	c.mu.Lock()
+	c.holds++
+	c.mu.Unlock()
+}
+
+// Unhold lets go of what Hold took: once the session has ended and no
+// cursor holds its server session, the server session goes back to the
+// pool.
+func (c *Client) Unhold() {
+	c.mu.Lock()
+	if c.holds > 0 {
+		c.holds--
+	}
+	var s *Server
+	t := c.timeout
+	if c.ended && c.holds == 0 && c.server != nil {
+		s, c.server = c.server, nil
+	}
+	c.mu.Unlock()
+	if s != nil {
 		c.Pool.Put(s, t)
 	}
 }

@@ -155,6 +155,11 @@ func (p *Pool) Created() int {
 // Clock is the client's cluster time: the greatest $clusterTime any server
 // has sent, which every command to a server that supports it carries back
 // (the gossip of the causal-consistency and sessions specifications).
+// SDAM's monitoring hellos neither send nor feed it: the Markdown
+// driver-sessions specification (changelog 2025-02-24, "Do not gossip on
+// SDAM commands") forbids it, while the seed text (/work/shared/seeds, the
+// rendered book) predates that rule and still says "all responses"; this
+// follows the Markdown (prose test 20).
 type Clock struct {
 	mu   sync.Mutex
 	doc  bson.Raw // the whole $clusterTime document, signature included

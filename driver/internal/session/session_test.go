@@ -234,3 +234,60 @@ func TestClientServerSession(t *testing.T) {
 		t.Fatal("a dirty server session went back to the pool")
 	}
 }
+
+// The pool's boundaries: a session with exactly one minute left is still
+// used and kept (the specification discards those with less than a
+// minute), and pruning on return stops at the first session at the back
+// that is not about to expire, leaving a stale one in front of it for Get
+// to discard.
+func TestPoolExpiryBoundaries(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	timeout := 30 * time.Minute
+	p := NewPool()
+	p.now = func() time.Time { return now }
+	edge := p.Get(&timeout)
+	edge.LastUse = now.Add(-29 * time.Minute) // exactly a minute left
+	p.Put(edge, &timeout)
+	if p.Len() != 1 || p.Get(&timeout) != edge {
+		t.Fatal("a session with exactly one minute left was discarded")
+	}
+	// Back to front: fresh, stale, then the one returned.
+	fresh, stale, back := p.Get(nil), p.Get(nil), p.Get(nil)
+	p.Put(fresh, nil)
+	p.Put(stale, nil)
+	fresh.LastUse, stale.LastUse, back.LastUse = now, now.Add(-40*time.Minute), now
+	p.Put(back, &timeout)
+	if p.Len() != 3 {
+		t.Fatalf("return pruned past a session not about to expire: %d left, want 3", p.Len())
+	}
+	if got := p.Get(&timeout); got != back {
+		t.Fatal("Get did not give the most recently returned session")
+	}
+	if got := p.Get(&timeout); got != fresh {
+		t.Fatal("Get did not skip the stale session for the fresh one behind it")
+	}
+	if p.Len() != 0 {
+		t.Fatalf("%d sessions left", p.Len())
+	}
+}
+
+// A server session an explicit session took before the deployment's
+// session timeout was known (Session.ID on a new client) learns it at its
+// first command, so that its return applies the expiry check: a session
+// about to expire is discarded, not pooled.
+func TestClientLearnsSessionTimeout(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	p := NewPool()
+	p.now = func() time.Time { return now }
+	c := &Client{Pool: p}
+	s, _ := c.Server(nil)
+	timeout := 30 * time.Minute
+	if s2, _ := c.Server(&timeout); s2 != s {
+		t.Fatal("the session changed server session")
+	}
+	s.LastUse = now.Add(-29*time.Minute - time.Second)
+	c.End()
+	if p.Len() != 0 {
+		t.Fatal("a server session with less than a minute left went back to the pool")
+	}
+}

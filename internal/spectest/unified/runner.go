@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/internal/spectest"
 )
 
@@ -34,6 +35,11 @@ type Runner struct {
 	// showing the symptom as skipped with the reason; a failure with any
 	// other error still fails, and so does a pass (the entry is stale).
 	ServerDifference func(tc *Test) (reason, symptom string)
+	// CheckClient, when set, is run on each client entity still connected
+	// after a test that passed, once its cursors, sessions and threads are
+	// closed: an error it returns fails the test (the sessions
+	// specification's prose test 10: no session is left checked out).
+	CheckClient func(*driver.Client) error
 	// TestTimeout bounds one test, operations and clean-up included; zero
 	// means two minutes.
 	TestTimeout time.Duration
@@ -206,6 +212,9 @@ func (r *Runner) runOn(ctx context.Context, tc *Test, dep Deployment, topo strin
 		}
 	}
 	err := tr.run()
+	if err == nil && r.CheckClient != nil {
+		err = tr.checkClients(r.CheckClient)
+	}
 	if reason := tr.gap(err); reason != "" {
 		err = &skipError{reason: reason}
 	}

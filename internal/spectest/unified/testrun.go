@@ -28,11 +28,12 @@ type testRun struct {
 	// format allows, so they notice a fail point quickly.
 	hasFailPoint bool
 
-	mu         sync.Mutex
-	entities   map[string]any
-	order      []string // entity ids in creation order, for clean-up
-	failPoints []failPointRecord
-	notes      []string
+	mu             sync.Mutex
+	entitiesClosed bool // closeEntities ran
+	entities       map[string]any
+	order          []string // entity ids in creation order, for clean-up
+	failPoints     []failPointRecord
+	notes          []string
 }
 
 type failPointRecord struct {
@@ -323,7 +324,32 @@ func (tr *testRun) disableFailPoints() error {
 // client. The deployment is closed by the caller.
 func (tr *testRun) cleanup() {
 	_ = tr.disableFailPoints()
+	tr.closeEntities()
 	tr.mu.Lock()
+	order := append([]string(nil), tr.order...)
+	ents := tr.entities
+	tr.mu.Unlock()
+	for i := len(order) - 1; i >= 0; i-- {
+		if c, ok := ents[order[i]].(*clientEntity); ok {
+			c.close()
+		}
+	}
+	if tr.internal != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = tr.internal.Disconnect(ctx)
+		cancel()
+	}
+}
+
+// closeEntities ends threads and closes cursors and sessions, once: what
+// the clients still hold afterwards is what the test leaked.
+func (tr *testRun) closeEntities() {
+	tr.mu.Lock()
+	if tr.entitiesClosed {
+		tr.mu.Unlock()
+		return
+	}
+	tr.entitiesClosed = true
 	order := append([]string(nil), tr.order...)
 	ents := tr.entities
 	tr.mu.Unlock()
@@ -335,16 +361,25 @@ func (tr *testRun) cleanup() {
 			e.closeEntity()
 		}
 	}
-	for i := len(order) - 1; i >= 0; i-- {
-		if c, ok := ents[order[i]].(*clientEntity); ok {
-			c.close()
+}
+
+// checkClients closes the entities that hold sessions (cursors, sessions,
+// threads) and runs check on each client entity still connected.
+func (tr *testRun) checkClients(check func(*driver.Client) error) error {
+	tr.closeEntities()
+	tr.mu.Lock()
+	order := append([]string(nil), tr.order...)
+	ents := tr.entities
+	tr.mu.Unlock()
+	var errs []error
+	for _, id := range order {
+		if c, ok := ents[id].(*clientEntity); ok && !c.isClosed() {
+			if err := check(c.c); err != nil {
+				errs = append(errs, fmt.Errorf("client %s after the test: %w", id, err))
+			}
 		}
 	}
-	if tr.internal != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = tr.internal.Disconnect(ctx)
-		cancel()
-	}
+	return errors.Join(errs...)
 }
 
 // settleLogs lets log messages catch up with the events the test waited
