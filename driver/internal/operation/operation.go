@@ -434,6 +434,14 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	}
 	st.supportsRetryWrites = sess != nil && hello.MaxWireVersion >= 6 && hello.LogicalSessionTimeoutMinutes != nil &&
 		(hello.SetName != "" || hello.MsgIsDBGrid || hello.ServiceID != nil)
+	if st.txn != 0 && !st.supportsRetryWrites {
+		// A retry of a write sent with a txnNumber, on a server that does
+		// not take retryable writes: retrying is not possible
+		// (retryable-writes, "Executing Retryable Write Commands"), so
+		// nothing is sent and run returns the previous attempt's error.
+		// Sending it without the txnNumber could apply the write twice.
+		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: errRetryNotSupported}
+	}
 	var txn *int64
 	if st.retry == RetryWrite && x.RetryWrites && !op.Unacknowledged && st.supportsRetryWrites {
 		if st.txn == 0 {

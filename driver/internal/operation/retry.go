@@ -315,6 +315,11 @@ func withWriteLabel(err error) error {
 	return err
 }
 
+// errRetryNotSupported is the outcome of a retry that went unsent: its
+// server does not take retryable writes. run returns the previous
+// attempt's error in its place.
+var errRetryNotSupported = errors.New("the server selected for the retry does not support retryable writes")
+
 // ErrRetryableWritesNotSupported replaces the server's "Transaction
 // numbers are only allowed on a replica set member or mongos" (code 20,
 // IllegalOperation) on a retryable write, as the retryable-writes

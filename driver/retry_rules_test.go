@@ -1,0 +1,90 @@
+package driver_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/mongotest"
+)
+
+// Rule-by-rule tests of the retryable-writes, retryable-reads and client
+// backpressure specifications, each through driver.Connect against
+// mongotest, for the rules the unified suites and prose tests leave
+// unchecked.
+
+// serverCommands returns the commands named name that s received.
+func serverCommands(s *mongotest.Server, name string) []mongotest.Command {
+	var out []mongotest.Command
+	for _, c := range s.Commands() {
+		if c.Name == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// scriptHello makes s answer every hello (the handshake's and the
+// monitor's) with its current hello reply less the fields drop names,
+// as a server that changed under the driver would. The monitor falls
+// back to polling, since the reply carries no topologyVersion.
+func scriptHello(t *testing.T, c *driver.Client, s *mongotest.Server, drop ...string) {
+	t.Helper()
+	reply, err := c.RunCommand(testCtx(t), "admin", bson.D{{Key: "hello", Value: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip := map[string]bool{"ok": true, "$clusterTime": true, "operationTime": true, "topologyVersion": true}
+	for _, d := range drop {
+		skip[d] = true
+	}
+	els, err := reply.Elements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, b := bson.AppendDocumentStart(nil)
+	for _, e := range els {
+		if !skip[e.Key()] {
+			b = append(b, e...)
+		}
+	}
+	b, _ = bson.AppendDocumentEnd(b, st)
+	h := func(context.Context, *mongotest.Server, *mongotest.Request) (bson.Raw, error) { return b, nil }
+	for _, name := range []string{"hello", "isMaster", "ismaster"} {
+		s.Handle(name, h)
+		t.Cleanup(func() { s.Handle(name, nil) })
+	}
+}
+
+// Retryable writes, "Executing Retryable Write Commands": when the server
+// selected for a retry does not support retryable writes, retrying is not
+// possible and the previous attempt's error is raised. The write must not
+// be sent again (without a txnNumber it could be applied twice).
+func TestRetryWriteNotResentToServerWithoutRetryableWrites(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+	prim := rs.Primary()
+	t.Cleanup(prim.ClearFailPoints)
+	c, h := hookClient(t, rs.URI()+"&retryWrites=true"+fastHeartbeat)
+	ctx := testCtx(t)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The first attempt's connection closes; from then on the server
+	// answers hello without logicalSessionTimeoutMinutes, so the retry's
+	// new connection finds a server without retryable writes.
+	h.onFailed = onceFor(func(e *event.CommandFailed) bool { return e.CommandName == "insert" }, func() {
+		scriptHello(t, c, prim, "logicalSessionTimeoutMinutes")
+	})
+	setFP(t, prim, times(1), bson.D{{Key: "failCommands", Value: bson.A{"insert"}}, {Key: "closeConnection", Value: true}})
+	_, err := c.Database("retry").Collection("c").InsertOne(ctx, bson.D{{Key: "x", Value: 1}})
+	var ne *driver.NetworkError
+	if !errors.As(err, &ne) {
+		t.Errorf("insert: %v, want the first attempt's network error", err)
+	}
+	if n := len(serverCommands(prim, "insert")); n != 1 {
+		t.Errorf("the server received %d inserts, want 1: the retry must not be sent", n)
+	}
+}
