@@ -88,3 +88,57 @@ func TestRetryWriteNotResentToServerWithoutRetryableWrites(t *testing.T) {
 		t.Errorf("the server received %d inserts, want 1: the retry must not be sent", n)
 	}
 }
+
+// Client backpressure, "Interaction with Other Retry Policies": once an
+// overload error came, the retries of any retry policy are capped at
+// maxAdaptiveRetries, with CSOT too: "If CSOT is enabled and a command has
+// been retried at least MAX_RETRIES times, it MUST NOT be retried
+// further", even when the later errors are not overload errors (which
+// CSOT alone would retry until timeoutMS runs out).
+func TestRetryOverloadCapsLaterRetriesUnderTimeoutMS(t *testing.T) {
+	overload := bson.A{"RetryableError", "SystemOverloadedError"}
+	for _, tc := range []struct {
+		command string
+		labels  bson.A // the non-overload error's labels
+		run     func(ctx context.Context, coll *driver.Collection) error
+	}{
+		{"find", nil, func(ctx context.Context, coll *driver.Collection) error {
+			return coll.FindOne(ctx, bson.D{}).Err()
+		}},
+		{"insert", bson.A{"RetryableWriteError"}, func(ctx context.Context, coll *driver.Collection) error {
+			_, err := coll.InsertOne(ctx, bson.D{{Key: "x", Value: 1}})
+			return err
+		}},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+			prim := rs.Primary()
+			t.Cleanup(prim.ClearFailPoints)
+			// A generous timeoutMS: the operation must stop at the cap long
+			// before it runs out.
+			c, h := hookClient(t, rs.URI()+"&timeoutMS=5000")
+			driver.SetOverloadBackoff(c, func() float64 { return 0 }, (&sleeps{}).sleep)
+			if err := c.Ping(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			// HostUnreachable (6) is retryable and leaves the server known.
+			h.onFailed = onceFor(func(e *event.CommandFailed) bool { return e.CommandName == tc.command }, func() {
+				data := bson.D{{Key: "failCommands", Value: bson.A{tc.command}}, {Key: "errorCode", Value: 6}}
+				if tc.labels != nil {
+					data = append(data, bson.E{Key: "errorLabels", Value: tc.labels})
+				}
+				setFP(t, prim, "alwaysOn", data)
+			})
+			setFP(t, prim, times(1), bson.D{{Key: "failCommands", Value: bson.A{tc.command}},
+				{Key: "errorCode", Value: 6}, {Key: "errorLabels", Value: overload}})
+			h.Reset()
+			err := tc.run(testCtx(t), c.Database("retry").Collection("c"))
+			if code := errCode(err); code != 6 {
+				t.Errorf("%s: %v, want the last error (code 6)", tc.command, err)
+			}
+			if n := len(started(h.Recorder, tc.command)); n != 3 {
+				t.Errorf("%d attempts, want 3 (the first and maxAdaptiveRetries = 2 retries)", n)
+			}
+		})
+	}
+}

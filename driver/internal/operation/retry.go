@@ -81,6 +81,7 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 	// retryable reads and writes, maxAdaptiveRetries after an overload
 	// error.
 	allowed := 1
+	capped := false // an overload error came: allowed is maxAdaptiveRetries
 	var out outcome
 	for retries := 0; ; {
 		st.sent, st.selectFailed = false, false
@@ -104,13 +105,15 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		}
 		overload := isOverload(err)
 		if overload {
-			allowed = x.Overload.MaxRetries
+			allowed, capped = x.Overload.MaxRetries, true
 		}
 		retries++
 		// Past the policies' count, a retryable error is retried again
-		// only under a timeoutMS with budget left (retryAgain, csot.go);
-		// overload retries stay within maxAdaptiveRetries.
-		if retries > allowed && (overload || !retryAgain(ctx, retries+1)) {
+		// only under a timeoutMS with budget left (retryAgain, csot.go),
+		// unless an overload error came: then every retry, of any error,
+		// stays within maxAdaptiveRetries (client backpressure,
+		// "Interaction with Other Retry Policies").
+		if retries > allowed && (capped || !retryAgain(ctx, retries+1)) {
 			return out.res, noRetryableWrites(out.err, &st)
 		}
 		if st.addr != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
