@@ -142,3 +142,67 @@ func TestRetryOverloadCapsLaterRetriesUnderTimeoutMS(t *testing.T) {
 		})
 	}
 }
+
+// Retryable writes, "RetryableWriteError Labels": a server older than 4.4
+// does not label its errors, so the driver adds RetryableWriteError for
+// the retryable codes in the reply's top-level code (mongod or mongos)
+// and in writeConcernError.code from a mongod only; never for a mongos's
+// write concern error, never for a 4.4+ server's response. The label
+// decides the retry, and the application sees it on the error.
+func TestRetryWritePre44Labels(t *testing.T) {
+	pre44 := mongotest.Options{MaxWireVersion: 8, Version: "4.2.0"}
+	wce91 := bson.D{{Key: "code", Value: 91}, {Key: "errmsg", Value: "shutting down"}}
+	for _, tc := range []struct {
+		name      string
+		mongos    bool
+		opts      mongotest.Options
+		data      bson.D // the fail point's data, failing insert
+		attempts  int
+		wantLabel bool
+	}{
+		{"mongod top-level code", false, pre44, bson.D{{Key: "errorCode", Value: 189}}, 2, true},
+		// HostUnreachable, as a mongos returns when it cannot reach a shard
+		// (a state change error such as 189 would mark the mongos Unknown,
+		// and the retry would wait for the monitor).
+		{"mongos top-level code", true, pre44, bson.D{{Key: "errorCode", Value: 6}}, 2, true},
+		{"mongod writeConcernError", false, pre44, bson.D{{Key: "writeConcernError", Value: wce91}}, 2, true},
+		{"mongos writeConcernError", true, pre44,
+			bson.D{{Key: "writeConcernError", Value: bson.D{{Key: "code", Value: 6}, {Key: "errmsg", Value: "unreachable"}}}}, 1, false},
+		{"mongod writeConcernError, other code", false, pre44,
+			bson.D{{Key: "writeConcernError", Value: bson.D{{Key: "code", Value: 100}, {Key: "errmsg", Value: "no"}}}}, 1, false},
+		{"4.4+ mongod, no label", false, mongotest.Options{}, bson.D{{Key: "errorCode", Value: 189}}, 1, false},
+		{"4.4+ mongod writeConcernError, no label", false, mongotest.Options{}, bson.D{{Key: "writeConcernError", Value: wce91}}, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var srv *mongotest.Server
+			var uri string
+			if tc.mongos {
+				sc := mongotest.NewShardedCluster(t, 1, mongotest.ShardedClusterOptions{Options: tc.opts})
+				srv, uri = sc.Mongoses()[0], sc.URI()+"&directConnection=false"
+			} else {
+				rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{Options: tc.opts})
+				srv, uri = rs.Primary(), rs.URI()
+			}
+			t.Cleanup(srv.ClearFailPoints)
+			c, rec := sessClient(t, uri+"&retryWrites=true"+fastHeartbeat)
+			if err := c.Ping(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			// errorLabels: [] keeps the labels mongotest adds as a 4.4+
+			// server does off the reply, as a 4.2 server sends it.
+			setFP(t, srv, times(2), append(bson.D{{Key: "failCommands", Value: bson.A{"insert"}},
+				{Key: "errorLabels", Value: bson.A{}}}, tc.data...))
+			rec.Reset()
+			_, err := c.Database("retry").Collection("c").InsertOne(testCtx(t), bson.D{{Key: "x", Value: 1}})
+			if err == nil {
+				t.Fatal("insert succeeded, want an error")
+			}
+			if n := len(started(rec, "insert")); n != tc.attempts {
+				t.Errorf("%d attempts, want %d: %v", n, tc.attempts, err)
+			}
+			if got := driver.HasErrorLabel(err, "RetryableWriteError"); got != tc.wantLabel {
+				t.Errorf("RetryableWriteError label %v, want %v: %v", got, tc.wantLabel, err)
+			}
+		})
+	}
+}

@@ -450,7 +450,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 		txn = &st.txn
 	}
-	st.sent, st.wire44 = false, hello.MaxWireVersion >= 9
+	st.sent, st.wire44, st.mongos = false, hello.MaxWireVersion >= 9, hello.MsgIsDBGrid
 	var clusterTime bson.Raw
 	if x.Clock != nil && hello.MaxWireVersion >= 6 {
 		clusterTime = x.Clock.Get()

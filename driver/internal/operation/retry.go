@@ -45,6 +45,7 @@ type attemptState struct {
 	addr                string // the last attempt's server, "" before checkout
 	sent                bool   // the last attempt's command was (being) sent
 	wire44              bool   // the last attempt's server is 4.4 or later (wire 9)
+	mongos              bool   // the last attempt's server is a mongos
 	deprioritized       []string
 	selectFailed        bool // the last attempt found no server
 }
@@ -87,6 +88,7 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		st.sent, st.selectFailed = false, false
 		res, err := x.attempt(ctx, op, id, fin, &st)
 		err = x.labelNetworkError(err, &st)
+		res, err = labelPre44(res, err, &st)
 		if err == nil {
 			return res, nil
 		}
@@ -184,29 +186,78 @@ var retryableReadCodes = map[int32]bool{
 }
 
 // retryableWriteError: a network error, a cleared pool, or an error
-// the server labelled RetryableWriteError (or, before 4.4, one of the
-// retryable codes, in a command or a write concern error).
+// labelled RetryableWriteError (by the server from 4.4, by labelPre44
+// before).
 func retryableWriteError(err error, st *attemptState) bool {
-	if isNetwork(err) || isPoolCleared(err) {
-		return true
-	}
-	if hasLabel(err, "RetryableWriteError") {
-		return true
+	return isNetwork(err) || isPoolCleared(err) || hasLabel(err, "RetryableWriteError")
+}
+
+// labelPre44 adds RetryableWriteError to a retryable write's error from a
+// server older than 4.4, which does not label errors itself, as the
+// retryable-writes specification asks ("RetryableWriteError Labels"): for
+// one of the retryable codes in the reply's top-level code (a mongod or a
+// mongos), or in its writeConcernError.code from a mongod, never from a
+// mongos (which retries internally and whose write concern error is not
+// the driver's to retry), and never for writeErrors. A 4.4+ server's
+// errors are left as they are. The label goes on copies of the error and,
+// for a write concern error, of the reply, whose errorLabels the caller
+// reads.
+func labelPre44(res Result, err error, st *attemptState) (Result, error) {
+	if err == nil || st.txn == 0 || !st.sent || st.wire44 || !st.supportsRetryWrites || hasLabel(err, "RetryableWriteError") {
+		return res, err
 	}
 	var ce *conn.CommandError
-	if errors.As(err, &ce) && st.sent && !st.wire44 {
-		if retryableWriteCodes[ce.Code] {
-			return true
+	if errors.As(err, &ce) {
+		wce := ce.WriteConcernError
+		if retryableWriteCodes[ce.Code] || !st.mongos && wce != nil && retryableWriteCodes[wce.Code] {
+			return res, withLabel(err, "RetryableWriteError")
 		}
-		if w := ce.WriteConcernError; w != nil && retryableWriteCodes[w.Code] {
-			return true
-		}
+		return res, err
 	}
 	var wce *conn.WriteConcernError
-	if errors.As(err, &wce) && !st.wire44 && retryableWriteCodes[wce.Code] {
-		return true
+	if errors.As(err, &wce) && !st.mongos && retryableWriteCodes[wce.Code] {
+		res.Body = appendLabel(res.Body, "RetryableWriteError")
+		return res, withLabel(err, "RetryableWriteError")
 	}
-	return false
+	return res, err
+}
+
+// appendLabel returns a copy of the reply body with label added to its
+// errorLabels; a body it cannot read is returned as it is.
+func appendLabel(body bson.Raw, label string) bson.Raw {
+	els, err := body.Elements()
+	if err != nil {
+		return body
+	}
+	var labels []string
+	st, b := bson.AppendDocumentStart(make([]byte, 0, len(body)+len(label)+32))
+	for _, e := range els {
+		if e.Key() != "errorLabels" {
+			b = append(b, e...)
+			continue
+		}
+		arr, ok := e.Value().ArrayOK()
+		if !ok {
+			return body
+		}
+		vs, err := arr.Values()
+		if err != nil {
+			return body
+		}
+		for _, v := range vs {
+			if l, ok := v.StringValueOK(); ok {
+				labels = append(labels, l)
+			}
+		}
+	}
+	labels = append(labels, label)
+	ast, b := bson.AppendArrayElementStart(b, "errorLabels")
+	for i, l := range labels {
+		b = bson.AppendStringElement(b, bson.ArrayKey(i), l)
+	}
+	b, _ = bson.AppendDocumentEnd(b, ast)
+	b, _ = bson.AppendDocumentEnd(b, st)
+	return b
 }
 
 // retryableReadError: a network error, a cleared pool, or one of the
@@ -292,27 +343,35 @@ func (x *Executor) labelNetworkError(err error, st *attemptState) error {
 	}
 	var ne *conn.NetworkError
 	if errors.As(err, &ne) && !ne.HasLabel("RetryableWriteError") {
-		return withWriteLabel(err)
+		return withLabel(err, "RetryableWriteError")
 	}
 	return err
 }
 
-// withWriteLabel returns err with the RetryableWriteError label on a copy
-// of its network error, copying the errors that wrap it (*Error,
+// withLabel returns err with label on a copy of its network, command or
+// write concern error, copying the errors that wrap it (*Error,
 // *pool.PoolClearedError); any other wrapping is returned as it is.
-func withWriteLabel(err error) error {
+func withLabel(err error, label string) error {
 	switch e := err.(type) {
 	case *conn.NetworkError:
 		cp := *e
-		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], "RetryableWriteError")
+		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], label)
+		return &cp
+	case *conn.CommandError:
+		cp := *e
+		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], label)
+		return &cp
+	case *conn.WriteConcernError:
+		cp := *e
+		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], label)
 		return &cp
 	case *Error:
 		cp := *e
-		cp.Err = withWriteLabel(e.Err)
+		cp.Err = withLabel(e.Err, label)
 		return &cp
 	case *pool.PoolClearedError:
 		cp := *e
-		cp.Cause = withWriteLabel(e.Cause)
+		cp.Cause = withLabel(e.Cause, label)
 		return &cp
 	}
 	return err
