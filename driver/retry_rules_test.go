@@ -28,10 +28,11 @@ func serverCommands(s *mongotest.Server, name string) []mongotest.Command {
 }
 
 // scriptHello makes s answer every hello (the handshake's and the
-// monitor's) with its current hello reply less the fields drop names,
-// as a server that changed under the driver would. The monitor falls
-// back to polling, since the reply carries no topologyVersion.
-func scriptHello(t *testing.T, c *driver.Client, s *mongotest.Server, drop ...string) {
+// monitor's) with its current hello reply, with the fields of set in
+// place of its own and less the fields drop names, as a server that
+// changed under the driver would. The monitor falls back to polling,
+// since the reply carries no topologyVersion.
+func scriptHello(t *testing.T, c *driver.Client, s *mongotest.Server, set bson.D, drop ...string) {
 	t.Helper()
 	reply, err := c.RunCommand(testCtx(t), "admin", bson.D{{Key: "hello", Value: 1}})
 	if err != nil {
@@ -40,6 +41,9 @@ func scriptHello(t *testing.T, c *driver.Client, s *mongotest.Server, drop ...st
 	skip := map[string]bool{"ok": true, "$clusterTime": true, "operationTime": true, "topologyVersion": true}
 	for _, d := range drop {
 		skip[d] = true
+	}
+	for _, e := range set {
+		skip[e.Key] = true
 	}
 	els, err := reply.Elements()
 	if err != nil {
@@ -50,6 +54,13 @@ func scriptHello(t *testing.T, c *driver.Client, s *mongotest.Server, drop ...st
 		if !skip[e.Key()] {
 			b = append(b, e...)
 		}
+	}
+	for _, e := range set {
+		v, err := bson.Marshal(bson.D{e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, v[4:len(v)-1]...)
 	}
 	b, _ = bson.AppendDocumentEnd(b, st)
 	h := func(context.Context, *mongotest.Server, *mongotest.Request) (bson.Raw, error) { return b, nil }
@@ -76,7 +87,7 @@ func TestRetryWriteNotResentToServerWithoutRetryableWrites(t *testing.T) {
 	// answers hello without logicalSessionTimeoutMinutes, so the retry's
 	// new connection finds a server without retryable writes.
 	h.onFailed = onceFor(func(e *event.CommandFailed) bool { return e.CommandName == "insert" }, func() {
-		scriptHello(t, c, prim, "logicalSessionTimeoutMinutes")
+		scriptHello(t, c, prim, nil, "logicalSessionTimeoutMinutes")
 	})
 	setFP(t, prim, times(1), bson.D{{Key: "failCommands", Value: bson.A{"insert"}}, {Key: "closeConnection", Value: true}})
 	_, err := c.Database("retry").Collection("c").InsertOne(ctx, bson.D{{Key: "x", Value: 1}})
@@ -202,6 +213,68 @@ func TestRetryWritePre44Labels(t *testing.T) {
 			}
 			if got := driver.HasErrorLabel(err, "RetryableWriteError"); got != tc.wantLabel {
 				t.Errorf("RetryableWriteError label %v, want %v: %v", got, tc.wantLabel, err)
+			}
+		})
+	}
+}
+
+// Retryable writes, "Supported Write Operations": a bulk write's
+// retryability is decided for each command after the split, on the
+// statements it carries. With maxWriteBatchSize 2, an ordered bulk write
+// of two updateOne and an updateMany sends [updateOne, updateOne], which
+// takes a txnNumber and is retried, then [updateMany], which takes none;
+// unordered, [updateMany, updateOne] takes none and [updateOne] one.
+// (A failure of a command stops a bulk write, ordered or not, so only the
+// ordered case fails a command, its first, to see the retry.)
+func TestRetryBulkWriteEligibilityPerCommand(t *testing.T) {
+	one := func(x int) driver.WriteModel {
+		return &driver.UpdateOneModel{Filter: bson.D{{Key: "x", Value: x}}, Update: bson.D{{Key: "$set", Value: bson.D{{Key: "y", Value: 1}}}}}
+	}
+	many := &driver.UpdateManyModel{Filter: bson.D{}, Update: bson.D{{Key: "$set", Value: bson.D{{Key: "z", Value: 1}}}}}
+	for _, tc := range []struct {
+		name    string
+		ordered bool
+		models  []driver.WriteModel
+		fail    bool   // the first command fails once, retryably
+		txn     []bool // per update command sent, retries included
+	}{
+		{"ordered", true, []driver.WriteModel{one(1), one(2), many}, true, []bool{true, true, false}},
+		{"unordered", false, []driver.WriteModel{many, one(1), one(2)}, false, []bool{false, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+			prim := rs.Primary()
+			t.Cleanup(prim.ClearFailPoints)
+			scriptHello(t, dial(t, rs.URI(), nil), prim, bson.D{{Key: "maxWriteBatchSize", Value: int32(2)}})
+			c, rec := sessClient(t, rs.URI()+"&retryWrites=true")
+			coll := c.Database("retry").Collection("c")
+			if _, err := coll.InsertMany(testCtx(t), []any{bson.D{{Key: "x", Value: 1}}, bson.D{{Key: "x", Value: 2}}}); err != nil {
+				t.Fatal(err)
+			}
+			// HostUnreachable with the label: retryable, and the server stays
+			// known. A command without a txnNumber is not retried.
+			if tc.fail {
+				setFP(t, prim, times(1), bson.D{{Key: "failCommands", Value: bson.A{"update"}}, {Key: "errorCode", Value: 6},
+					{Key: "errorLabels", Value: bson.A{"RetryableWriteError"}}})
+			}
+			rec.Reset()
+			_, err := coll.BulkWrite(testCtx(t), tc.models, &driver.BulkWriteOptions{Ordered: &tc.ordered})
+			cmds := started(rec, "update")
+			var got []bool
+			for _, e := range cmds {
+				_, terr := e.Command.LookupErr("txnNumber")
+				got = append(got, terr == nil)
+			}
+			if len(got) != len(tc.txn) {
+				t.Fatalf("%d update commands (txnNumber: %v), want %d (%v); bulk write: %v", len(got), got, len(tc.txn), tc.txn, err)
+			}
+			for i := range got {
+				if got[i] != tc.txn[i] {
+					t.Errorf("update command %d carries a txnNumber: %v, want %v (all: %v)", i, got[i], tc.txn[i], got)
+				}
+			}
+			if err != nil {
+				t.Errorf("bulk write: %v", err)
 			}
 		})
 	}

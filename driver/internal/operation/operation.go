@@ -442,14 +442,9 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		// Sending it without the txnNumber could apply the write twice.
 		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: errRetryNotSupported}
 	}
-	var txn *int64
-	if st.retry == RetryWrite && x.RetryWrites && !op.Unacknowledged && st.supportsRetryWrites {
-		if st.txn == 0 {
-			sess.TxnNumber++
-			st.txn = sess.TxnNumber
-		}
-		txn = &st.txn
-	}
+	// A retryable write carries a txnNumber, unless its batch turns out
+	// to hold a multi statement once split (below).
+	withTxn := st.retry == RetryWrite && x.RetryWrites && !op.Unacknowledged && st.supportsRetryWrites
 	st.sent, st.wire44, st.mongos = false, hello.MaxWireVersion >= 9, hello.MsgIsDBGrid
 	var clusterTime bson.Raw
 	if x.Clock != nil && hello.MaxWireVersion >= 6 {
@@ -473,15 +468,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	}
 	cmd := op.Command
+	var ebuf *[]byte
 	if sess != nil || clusterTime != nil || rc != nil || op.WriteConcern != nil || rp != nil {
 		// The extended copy only lives until the message is written (the
 		// command event takes its own copy), so its buffer is pooled.
-		ebuf := getCmdBuf()
+		ebuf = getCmdBuf()
 		defer putCmdBuf(ebuf)
 		cmd = extend((*ebuf)[:0], cmd, sess, clusterTime, rc, op.WriteConcern, rp)
-		if txn != nil {
-			cmd = appendTxnNumber(cmd, *txn)
-		}
 		*ebuf = cmd
 	}
 	if sess != nil {
@@ -495,12 +488,33 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 			l.MaxDocumentSize = wire.DefaultMaxDocumentSize
 		}
 		l.MaxDocumentSize += bt.Slack
-		n, err := wire.SplitBatch(bt.Docs, len(cmd)+len(bt.Identifier)+64, l)
+		room := 0
+		if withTxn {
+			room = txnNumberSize
+		}
+		n, err := wire.SplitBatch(bt.Docs, len(cmd)+room+len(bt.Identifier)+64, l)
 		if err != nil {
 			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
 		}
 		bt.Sent = n
 		seqs = []wire.Sequence{{Identifier: bt.Identifier, Docs: bt.Docs[:n]}}
+		if withTxn && st.txn == 0 && !batchRetryable(bt.Identifier, bt.Docs[:n]) {
+			// Retryability is decided for each command of a bulk write
+			// after the split, on the statements it carries
+			// (retryable-writes, "Supported Write Operations"): one with
+			// a multi statement gets no txnNumber and no retry.
+			st.retry, withTxn = RetryNone, false
+		}
+	}
+	if withTxn {
+		// supportsRetryWrites needs a session, so cmd is the extended
+		// copy in ebuf.
+		if st.txn == 0 {
+			sess.TxnNumber++
+			st.txn = sess.TxnNumber
+		}
+		cmd = appendTxnNumber(cmd, st.txn)
+		*ebuf = cmd
 	}
 	if cmd, err = x.maxTime(ctx, op, addr, cmd); err != nil {
 		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}

@@ -73,10 +73,9 @@ type attemptState struct {
 // first error when none does (retryable-writes "Determining the error to
 // return", which the retryable-reads specification matches for reads).
 func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.OperationFinished) (Result, error) {
+	// A write batch's retryability is decided by attempt, on the
+	// statements the command carries once split.
 	st := attemptState{retry: op.Retry}
-	if st.retry == RetryWrite && op.Batch != nil && !batchRetryable(op.Batch) {
-		st.retry = RetryNone
-	}
 	defer x.putSession(&st)
 	// allowed is the number of retries the policies allow: one for the
 	// retryable reads and writes, maxAdaptiveRetries after an overload
@@ -310,19 +309,26 @@ func appendTxnNumber(cmd bson.Raw, txn int64) bson.Raw {
 	return b
 }
 
-// batchRetryable tells whether a write batch may be retried: not when an
-// update statement is multi: true, or a delete statement has limit 0
-// (updateMany, deleteMany, and bulk writes holding them).
-func batchRetryable(bt *Batch) bool {
-	switch bt.Identifier {
+// txnNumberSize is the size of the txnNumber element appendTxnNumber
+// adds: type, "txnNumber" and its NUL, an int64.
+const txnNumberSize = 1 + len("txnNumber") + 1 + 8
+
+// batchRetryable tells whether a command carrying the write statements
+// stmts may be retried: not when an update statement is multi: true, or
+// a delete statement has limit 0 (updateMany, deleteMany, and bulk
+// writes holding them). Insert documents have neither field at the top
+// level that matters: an inserted document named "multi" or "limit" is
+// data, so only update and delete statements are read.
+func batchRetryable(identifier string, stmts []bson.Raw) bool {
+	switch identifier {
 	case "updates":
-		for _, d := range bt.Docs {
+		for _, d := range stmts {
 			if m, ok := d.Lookup("multi").BooleanOK(); ok && m {
 				return false
 			}
 		}
 	case "deletes":
-		for _, d := range bt.Docs {
+		for _, d := range stmts {
 			if l, ok := d.Lookup("limit").AsInt64OK(); ok && l == 0 {
 				return false
 			}
