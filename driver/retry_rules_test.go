@@ -3,6 +3,7 @@ package driver_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -275,6 +276,64 @@ func TestRetryBulkWriteEligibilityPerCommand(t *testing.T) {
 			}
 			if err != nil {
 				t.Errorf("bulk write: %v", err)
+			}
+		})
+	}
+}
+
+// Retryable writes, "RetryableWriteError Labels": a network error while
+// establishing a connection for a retryable write gets the
+// RetryableWriteError label when retryWrites is on, whatever the server
+// (nothing was sent; the server's support is not known yet). Here both
+// attempts' connections fail during authentication (saslContinue closes
+// the connection), so the first error is returned: it must carry the
+// label. A read's error, and a write's under retryWrites=false, do not.
+func TestRetryWriteLabelOnConnectionEstablishmentError(t *testing.T) {
+	for _, tc := range []struct {
+		name, query string
+		write       bool
+		wantLabel   bool
+		attempts    int // connections that reached saslContinue
+	}{
+		{"write", "&retryWrites=true", true, true, 2},
+		{"write, retryWrites=false", "&retryWrites=false", true, false, 1},
+		{"read", "&retryWrites=true", false, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{Options: mongotest.Options{Auth: true}})
+			prim := rs.Primary()
+			if err := prim.AddUser("admin", "ada", "pw-Retry-1"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(prim.ClearFailPoints)
+			// The monitor does not authenticate: only the operation's
+			// connections meet the fail point.
+			setFP(t, prim, times(2), bson.D{{Key: "failCommands", Value: bson.A{"saslContinue"}}, {Key: "closeConnection", Value: true}})
+			uri := strings.Replace(rs.URI(), "mongodb://", "mongodb://ada:pw-Retry-1@", 1) + tc.query + fastHeartbeat
+			c := dial(t, uri, nil)
+			coll := c.Database("retry").Collection("c")
+			var err error
+			if tc.write {
+				_, err = coll.InsertOne(testCtx(t), bson.D{{Key: "x", Value: 1}})
+			} else {
+				err = coll.FindOne(testCtx(t), bson.D{}).Err()
+			}
+			var ne *driver.NetworkError
+			if !errors.As(err, &ne) {
+				t.Fatalf("%v, want a network error", err)
+			}
+			if got := driver.HasErrorLabel(err, "RetryableWriteError"); got != tc.wantLabel {
+				t.Errorf("RetryableWriteError label %v, want %v: %v", got, tc.wantLabel, err)
+			}
+			// A handshake's network error is retryable (retryable-reads,
+			// "Retryable Error"; retryable-writes, the label above).
+			if n := len(serverCommands(prim, "saslContinue")); n != tc.attempts {
+				t.Errorf("%d saslContinue, want %d", n, tc.attempts)
+			}
+			// A handshake's network error is retryable (retryable-reads,
+			// "Retryable Error"; retryable-writes, the label above).
+			if n := len(serverCommands(prim, "saslContinue")); n != tc.attempts {
+				t.Errorf("%d saslContinue, want %d", n, tc.attempts)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/auth"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
 	"github.com/mongoscope/mongoscope/driver/internal/pool"
 	"github.com/mongoscope/mongoscope/driver/internal/session"
@@ -86,7 +87,7 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 	for retries := 0; ; {
 		st.sent, st.selectFailed = false, false
 		res, err := x.attempt(ctx, op, id, fin, &st)
-		err = x.labelNetworkError(err, &st)
+		err = x.labelNetworkError(op, err, &st)
 		res, err = labelPre44(res, err, &st)
 		if err == nil {
 			return res, nil
@@ -337,18 +338,25 @@ func batchRetryable(identifier string, stmts []bson.Raw) bool {
 	return true
 }
 
-// labelNetworkError adds RetryableWriteError to a network error of a
-// retryable write to a server that takes them, with retryWrites on, as
-// the retryable-writes specification asks (the label tells the
-// application the write may be retried). The error may be shared with
-// other operations (a connection's failure hands the same error to each
-// waiter), so the label goes on a copy: the returned error.
-func (x *Executor) labelNetworkError(err error, st *attemptState) error {
-	if err == nil || st.retry != RetryWrite || !x.RetryWrites || !st.supportsRetryWrites {
+// labelNetworkError adds RetryableWriteError to a retryable write's
+// network error, with retryWrites on, as the retryable-writes
+// specification asks ("RetryableWriteError Labels"; the label tells the
+// application the write may be retried): one talking to a server that
+// takes retryable writes, and, whatever the server, one establishing the
+// connection (the handshake and authentication included) or a
+// PoolClearedError at checkout, where nothing was sent. The error may be
+// shared with other operations (a connection's failure hands the same
+// error to each waiter), so the label goes on a copy: the returned error.
+// A PoolClearedError carries no labels of its own; its cause, when the
+// clear gave one, takes the label.
+func (x *Executor) labelNetworkError(op *Op, err error, st *attemptState) error {
+	if err == nil || st.retry != RetryWrite || !x.RetryWrites || op.Unacknowledged || hasLabel(err, "RetryableWriteError") {
 		return err
 	}
-	var ne *conn.NetworkError
-	if errors.As(err, &ne) && !ne.HasLabel("RetryableWriteError") {
+	if st.sent && !st.supportsRetryWrites {
+		return err
+	}
+	if isNetwork(err) || !st.sent && isPoolCleared(err) {
 		return withLabel(err, "RetryableWriteError")
 	}
 	return err
@@ -356,7 +364,9 @@ func (x *Executor) labelNetworkError(err error, st *attemptState) error {
 
 // withLabel returns err with label on a copy of its network, command or
 // write concern error, copying the errors that wrap it (*Error,
-// *pool.PoolClearedError); any other wrapping is returned as it is.
+// *pool.PoolClearedError, *pool.DialError, *conn.HandshakeError,
+// *auth.Error); any other
+// wrapping is returned as it is.
 func withLabel(err error, label string) error {
 	switch e := err.(type) {
 	case *conn.NetworkError:
@@ -372,6 +382,18 @@ func withLabel(err error, label string) error {
 		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], label)
 		return &cp
 	case *Error:
+		cp := *e
+		cp.Err = withLabel(e.Err, label)
+		return &cp
+	case *pool.DialError:
+		cp := *e
+		cp.Err = withLabel(e.Err, label)
+		return &cp
+	case *conn.HandshakeError:
+		cp := *e
+		cp.Err = withLabel(e.Err, label)
+		return &cp
+	case *auth.Error:
 		cp := *e
 		cp.Err = withLabel(e.Err, label)
 		return &cp
