@@ -338,3 +338,57 @@ func TestRetryWriteLabelOnConnectionEstablishmentError(t *testing.T) {
 		})
 	}
 }
+
+// Retryable writes, "Executing Retryable Write Commands": a retry resends
+// the command with the same transaction ID, in an explicit session as in
+// an implicit one, and the session's next write takes a greater
+// txnNumber. Each attempt is built again (a command started event of its
+// own) and, under timeoutMS, with its own maxTimeMS, from what is left of
+// the budget (client-side-operations-timeout).
+func TestRetryExplicitSessionKeepsTransactionID(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+	prim := rs.Primary()
+	t.Cleanup(prim.ClearFailPoints)
+	c, rec := sessClient(t, rs.URI()+"&retryWrites=true&timeoutMS=5000")
+	coll := c.Database("retry").Collection("c")
+	s := startSession(t, c, nil)
+	ctx := driver.NewSessionContext(testCtx(t), s)
+	// HostUnreachable, labelled: retryable, and the server stays known. The
+	// fail point blocks first, so that the retry has less budget left.
+	setFP(t, prim, times(1), bson.D{{Key: "failCommands", Value: bson.A{"insert", "findAndModify"}}, {Key: "errorCode", Value: 6},
+		{Key: "errorLabels", Value: bson.A{"RetryableWriteError"}}, {Key: "blockConnection", Value: true}, {Key: "blockTimeMS", Value: 50}})
+	rec.Reset()
+	if _, err := coll.InsertOne(ctx, bson.D{{Key: "x", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	setFP(t, prim, times(1), bson.D{{Key: "failCommands", Value: bson.A{"findAndModify"}}, {Key: "errorCode", Value: 6},
+		{Key: "errorLabels", Value: bson.A{"RetryableWriteError"}}})
+	if err := coll.FindOneAndUpdate(ctx, bson.D{{Key: "x", Value: 1}}, bson.D{{Key: "$set", Value: bson.D{{Key: "y", Value: 1}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ins, fam := started(rec, "insert"), started(rec, "findAndModify")
+	if len(ins) != 2 || len(fam) != 2 {
+		t.Fatalf("%d inserts, %d findAndModify started, want 2 of each (a failure and its retry)", len(ins), len(fam))
+	}
+	lsid := ins[0].Command.Lookup("lsid").Document()
+	txn := func(e *event.CommandStarted) int64 { return e.Command.Lookup("txnNumber").Int64() }
+	for i, e := range append(ins, fam...) {
+		if l, ok := e.Command.Lookup("lsid").DocumentOK(); !ok || !rawEqual(l, lsid) {
+			t.Errorf("command %d: lsid %v, want the session's %v", i, e.Command.Lookup("lsid"), lsid)
+		}
+	}
+	if txn(ins[0]) <= 0 || txn(ins[1]) != txn(ins[0]) {
+		t.Errorf("insert txnNumbers %d and %d, want one positive number for both attempts", txn(ins[0]), txn(ins[1]))
+	}
+	if txn(fam[0]) <= txn(ins[0]) || txn(fam[1]) != txn(fam[0]) {
+		t.Errorf("findAndModify txnNumbers %d and %d after the insert's %d, want one greater number", txn(fam[0]), txn(fam[1]), txn(ins[0]))
+	}
+	if ins[0].RequestID == ins[1].RequestID {
+		t.Errorf("both attempts have requestId %d, want one each", ins[0].RequestID)
+	}
+	m0, ok0 := ins[0].Command.Lookup("maxTimeMS").AsInt64OK()
+	m1, ok1 := ins[1].Command.Lookup("maxTimeMS").AsInt64OK()
+	if !ok0 || !ok1 || m1 >= m0 {
+		t.Errorf("maxTimeMS %d then %d, want each attempt's from the budget left (the retry's smaller)", m0, m1)
+	}
+}
