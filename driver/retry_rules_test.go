@@ -392,3 +392,27 @@ func TestRetryExplicitSessionKeepsTransactionID(t *testing.T) {
 		t.Errorf("maxTimeMS %d then %d, want each attempt's from the budget left (the retry's smaller)", m0, m1)
 	}
 }
+
+// Retryable reads, "Supported Read Operations": the enumeration commands
+// and aggregates without a write stage are retryable reads, listing
+// search indexes (an aggregate of $listSearchIndexes) among them.
+// mongotest has no search, so the retry fails with SearchNotEnabled: what
+// counts is that it is sent.
+func TestRetryReadListSearchIndexes(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+	prim := rs.Primary()
+	t.Cleanup(prim.ClearFailPoints)
+	c, rec := sessClient(t, rs.URI()+"&retryReads=true")
+	if err := c.Ping(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	setFP(t, prim, times(1), bson.D{{Key: "failCommands", Value: bson.A{"aggregate"}}, {Key: "errorCode", Value: 6}})
+	rec.Reset()
+	_, err := c.Database("retry").Collection("c").SearchIndexes().List(testCtx(t), nil)
+	if code := errCode(err); code != 31082 {
+		t.Errorf("list: %v, want the retry's SearchNotEnabled (31082)", err)
+	}
+	if n := len(started(rec, "aggregate")); n != 2 {
+		t.Errorf("%d aggregates started, want 2 (a failure and its retry)", n)
+	}
+}
