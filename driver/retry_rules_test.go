@@ -3,12 +3,15 @@ package driver_test
 import (
 	"context"
 	"errors"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
@@ -414,5 +417,36 @@ func TestRetryReadListSearchIndexes(t *testing.T) {
 	}
 	if n := len(started(rec, "aggregate")); n != 2 {
 		t.Errorf("%d aggregates started, want 2 (a failure and its retry)", n)
+	}
+}
+
+// Client backpressure, "Overload retry policy" step 4: with
+// enableOverloadRetargeting, a retry after an overload error avoids the
+// server that returned it, also when the error came while establishing
+// the attempt's connection (CMAP labels such network errors
+// SystemOverloadedError and RetryableError, and SDAM leaves the server
+// selectable). The primary closes the find's new connection on accept;
+// with primaryPreferred the retry must go to a secondary.
+func TestRetryOverloadRetargetsAfterConnectionEstablishmentError(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 2, mongotest.ReplicaSetOptions{})
+	prim := rs.Primary()
+	c, rec := bpClient(t, rs.URI()+"&readPreference=primaryPreferred&enableOverloadRetargeting=true", 0, &sleeps{})
+	waitForKind(t, c, "RSPrimary", 1)
+	waitForKind(t, c, "RSSecondary", 1)
+	rec.Reset()
+	prim.CloseNextConnections(1)
+	if err := c.Database("bp").Collection("c").FindOne(testCtx(t), bson.D{}).Err(); err != nil && !errors.Is(err, driver.ErrNoDocuments) {
+		t.Fatal(err)
+	}
+	failed := eventtest.Of[*event.ConnectionCheckOutFailed](rec)
+	if len(failed) != 1 || failed[0].Address != prim.Addr() {
+		t.Fatalf("%d failed checkouts (%v), want one, on the primary %s", len(failed), failed, prim.Addr())
+	}
+	finds := started(rec, "find")
+	if len(finds) != 1 {
+		t.Fatalf("%d finds started, want 1 (the retry's)", len(finds))
+	}
+	if got := net.JoinHostPort(finds[0].ServerHost, strconv.Itoa(int(finds[0].ServerPort))); got == prim.Addr() {
+		t.Errorf("the retry went to the primary %s, want a secondary", got)
 	}
 }

@@ -355,6 +355,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 		defer s.EndOperation()
 		addr, p = s.Address(), s.Pool()
+		st.selected = addr
 		t1 := time.Now()
 		pc, err = x.checkOut(ctx, p, t0)
 		fin.CheckOut += time.Since(t1)

@@ -44,11 +44,16 @@ type attemptState struct {
 	// writes (a replica set member, mongos or load balancer with sessions).
 	supportsRetryWrites bool
 	addr                string // the last attempt's server, "" before checkout
-	sent                bool   // the last attempt's command was (being) sent
-	wire44              bool   // the last attempt's server is 4.4 or later (wire 9)
-	mongos              bool   // the last attempt's server is a mongos
-	deprioritized       []string
-	selectFailed        bool // the last attempt found no server
+	// selected is the server the last attempt selected, "" when
+	// selection failed: a retry avoids it (deprioritized) even when the
+	// attempt failed in checkout, e.g. establishing a connection to a
+	// server too loaded to accept one.
+	selected      string
+	sent          bool // the last attempt's command was (being) sent
+	wire44        bool // the last attempt's server is 4.4 or later (wire 9)
+	mongos        bool // the last attempt's server is a mongos
+	deprioritized []string
+	selectFailed  bool // the last attempt found no server
 }
 
 // run runs op's attempts, in one loop where the retry policies combine
@@ -85,7 +90,7 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 	capped := false // an overload error came: allowed is maxAdaptiveRetries
 	var out outcome
 	for retries := 0; ; {
-		st.sent, st.selectFailed = false, false
+		st.sent, st.selectFailed, st.selected = false, false, ""
 		res, err := x.attempt(ctx, op, id, fin, &st)
 		err = x.labelNetworkError(op, err, &st)
 		res, err = labelPre44(res, err, &st)
@@ -118,8 +123,8 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		if retries > allowed && (capped || !retryAgain(ctx, retries+1)) {
 			return out.res, noRetryableWrites(out.err, &st)
 		}
-		if st.addr != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
-			st.deprioritized = append(st.deprioritized, st.addr)
+		if st.selected != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
+			st.deprioritized = append(st.deprioritized, st.selected)
 		}
 		st.addr = ""
 		if overload && x.backoff(ctx, retries, err) != nil {
