@@ -123,6 +123,14 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		if retries > allowed && (capped || !retryAgain(ctx, retries+1)) {
 			return out.res, noRetryableWrites(out.err, &st)
 		}
+		// A retry avoids the failed server on a sharded cluster always,
+		// elsewhere only after an overload error with
+		// enableOverloadRetargeting. (The retryable reads and writes texts
+		// say "only if the error is labelled SystemOverloadedError" and
+		// leave the option out; the client backpressure specification and
+		// retryable-reads prose test 3.3 make it opt-in, default false,
+		// which we follow. The seed retryable-reads text deprioritizes
+		// nothing, and retries only once even under timeoutMS.)
 		if st.selected != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
 			st.deprioritized = append(st.deprioritized, st.selected)
 		}
@@ -171,6 +179,9 @@ func (x *Executor) shouldRetry(ctx context.Context, op *Op, st *attemptState, er
 		}
 		return retryableWriteError(err, st)
 	case RetryRead:
+		// The seed text also required the selected server to support
+		// retryable reads (maxWireVersion 6, MongoDB 3.6); the Markdown
+		// specification dropped that check with the servers before 4.2.
 		return x.RetryReads && retryableReadError(err)
 	}
 	return false
@@ -184,7 +195,13 @@ var retryableWriteCodes = map[int32]bool{
 	7: true, 6: true, 89: true, 9001: true, 262: true,
 }
 
-// retryableReadCodes are the retryable-reads specification's codes.
+// retryableReadCodes are the retryable-reads specification's codes. The
+// older seed text (1.3.0) lists neither ExceededTimeLimit (262) nor
+// ReadConcernMajorityNotAvailableYet (134), and does not count errors in
+// the connection handshake; the Markdown specification, which we follow,
+// has both codes and the handshake's errors (retryableReadError finds a
+// code or a network error through the handshake's and authentication's
+// wrapping).
 var retryableReadCodes = map[int32]bool{
 	11600: true, 11602: true, 10107: true, 13435: true, 13436: true, 189: true, 91: true,
 	7: true, 6: true, 89: true, 9001: true, 134: true, 262: true,
