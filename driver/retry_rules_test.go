@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
@@ -448,5 +449,67 @@ func TestRetryOverloadRetargetsAfterConnectionEstablishmentError(t *testing.T) {
 	}
 	if got := net.JoinHostPort(finds[0].ServerHost, strconv.Itoa(int(finds[0].ServerPort))); got == prim.Addr() {
 		t.Errorf("the retry went to the primary %s, want a secondary", got)
+	}
+}
+
+// Retryable writes, "Supported Server Versions": a write whose first
+// server does not support retryable writes (a standalone) runs as if
+// retryWrites were off and "MUST not retry the command under any
+// circumstances", also when it never reached the server: here the second
+// of two inserts finds the pool cleared (PoolClearedError) by the first
+// one's ShutdownInProgress. A read's errors are retried on a standalone
+// as on any server.
+func TestRetryWriteNotRetriedOnStandalone(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	t.Cleanup(srv.ClearFailPoints)
+	c, rec := sessClient(t, srv.URI()+"?maxPoolSize=1&retryWrites=true&retryReads=true"+fastHeartbeat)
+	coll := c.Database("retry").Collection("c")
+	ctx := testCtx(t)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		command string
+		run     func() error
+		retried bool
+	}{
+		{"insert", func() error { _, err := coll.InsertOne(ctx, bson.D{}); return err }, false},
+		{"find", func() error {
+			if err := coll.FindOne(ctx, bson.D{}).Err(); err != nil && !errors.Is(err, driver.ErrNoDocuments) {
+				return err
+			}
+			return nil
+		}, true},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			setFP(t, srv, times(1), bson.D{{Key: "failCommands", Value: bson.A{tc.command}}, {Key: "errorCode", Value: 91},
+				{Key: "blockConnection", Value: true}, {Key: "blockTimeMS", Value: 1500}})
+			rec.Reset()
+			errs := make([]error, 2)
+			done := make(chan int, 1)
+			go func() { errs[0] = tc.run(); done <- 0 }()
+			// The second starts once the first holds the only connection.
+			deadline := time.Now().Add(5 * time.Second)
+			for len(started(rec, tc.command)) == 0 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			errs[1] = tc.run()
+			<-done
+			if tc.retried && errs[0] != nil {
+				t.Errorf("first %s: %v, want it retried", tc.command, errs[0])
+			}
+			if !tc.retried && errCode(errs[0]) != 91 {
+				t.Errorf("first %s: %v, want ShutdownInProgress (91), not retried", tc.command, errs[0])
+			}
+			var pce *driver.PoolClearedError
+			if got := errors.As(errs[1], &pce); got == tc.retried {
+				t.Errorf("second %s: %v; want a PoolClearedError: %v", tc.command, errs[1], !tc.retried)
+			}
+			if !tc.retried {
+				if n := len(started(rec, tc.command)); n != 1 {
+					t.Errorf("%d %s commands started, want 1", n, tc.command)
+				}
+			}
+		})
 	}
 }

@@ -356,6 +356,15 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		defer s.EndOperation()
 		addr, p = s.Address(), s.Pool()
 		st.selected = addr
+		if st.retry == RetryWrite {
+			// Whether the selected server takes retryable writes, by its
+			// description, for an attempt that fails before its
+			// connection's hello says (retryable-writes,
+			// isRetryableWritesSupported).
+			sd := s.Description()
+			st.selectedSupports = sd.Type == description.LoadBalancer ||
+				sd.Type != description.Standalone && sd.LogicalSessionTimeoutMinutes != nil && sd.MaxWireVersion >= 6
+		}
 		t1 := time.Now()
 		pc, err = x.checkOut(ctx, p, t0)
 		fin.CheckOut += time.Since(t1)

@@ -48,12 +48,15 @@ type attemptState struct {
 	// selection failed: a retry avoids it (deprioritized) even when the
 	// attempt failed in checkout, e.g. establishing a connection to a
 	// server too loaded to accept one.
-	selected      string
-	sent          bool // the last attempt's command was (being) sent
-	wire44        bool // the last attempt's server is 4.4 or later (wire 9)
-	mongos        bool // the last attempt's server is a mongos
-	deprioritized []string
-	selectFailed  bool // the last attempt found no server
+	selected string
+	// selectedSupports: the selected server's description says it takes
+	// retryable writes (set for a RetryWrite only).
+	selectedSupports bool
+	sent             bool // the last attempt's command was (being) sent
+	wire44           bool // the last attempt's server is 4.4 or later (wire 9)
+	mongos           bool // the last attempt's server is a mongos
+	deprioritized    []string
+	selectFailed     bool // the last attempt found no server
 }
 
 // run runs op's attempts, in one loop where the retry policies combine
@@ -174,7 +177,11 @@ func (x *Executor) shouldRetry(ctx context.Context, op *Op, st *attemptState, er
 		if !x.RetryWrites || op.Unacknowledged {
 			return false
 		}
-		if st.sent && !st.supportsRetryWrites {
+		// A write whose first server does not take retryable writes is
+		// run as if retryWrites were off: never retried (only the
+		// overload policy may retry it). That is the connection's hello
+		// once the command was sent, the server's description before.
+		if st.sent && !st.supportsRetryWrites || !st.sent && st.selected != "" && !st.selectedSupports {
 			return false
 		}
 		return retryableWriteError(err, st)
