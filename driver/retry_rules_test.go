@@ -513,3 +513,43 @@ func TestRetryWriteNotRetriedOnStandalone(t *testing.T) {
 		})
 	}
 }
+
+// Retryable reads and writes: "If the driver cannot select a server for a
+// retry attempt ... drivers MUST raise the previous retryable error", not
+// the selection error. The primary answers ShutdownInProgress, then drops
+// off the network, so the retry finds no server within
+// serverSelectionTimeoutMS.
+func TestRetryReselectionFailureReturnsPreviousError(t *testing.T) {
+	for _, command := range []string{"insert", "find"} {
+		t.Run(command, func(t *testing.T) {
+			rs := mongotest.NewReplicaSet(t, 1, mongotest.ReplicaSetOptions{})
+			prim := rs.Primary()
+			t.Cleanup(prim.ClearFailPoints)
+			c, h := hookClient(t, rs.URI()+"&serverSelectionTimeoutMS=1000"+fastHeartbeat)
+			coll := c.Database("retry").Collection("c")
+			if err := c.Ping(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			h.onFailed = onceFor(func(e *event.CommandFailed) bool { return e.CommandName == command }, func() {
+				if err := rs.Partition(0); err != nil {
+					t.Error(err)
+				}
+			})
+			setFP(t, prim, times(1), bson.D{{Key: "failCommands", Value: bson.A{command}}, {Key: "errorCode", Value: 91},
+				{Key: "errorLabels", Value: bson.A{"RetryableWriteError"}}})
+			var err error
+			if command == "insert" {
+				_, err = coll.InsertOne(testCtx(t), bson.D{})
+			} else {
+				err = coll.FindOne(testCtx(t), bson.D{}).Err()
+			}
+			if code := errCode(err); code != 91 {
+				t.Errorf("%s: %v, want the first attempt's ShutdownInProgress (91)", command, err)
+			}
+			var se *driver.SelectionError
+			if errors.As(err, &se) {
+				t.Errorf("%s: the retry's selection error came back: %v", command, err)
+			}
+		})
+	}
+}
