@@ -553,3 +553,28 @@ func TestRetryReselectionFailureReturnsPreviousError(t *testing.T) {
 		})
 	}
 }
+
+// Client backpressure, backoff step 3.6: a positive baseBackoffMS from
+// the server replaces the base backoff, and MAX_BACKOFF (10 s) still caps
+// the result. A huge value (1e300 ms, scripted as a server's overload
+// reply) once overflowed into a negative duration: no backoff at all.
+func TestRetryOverloadHugeBaseBackoffMSIsCapped(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	reply, _ := bson.Marshal(bson.D{{Key: "ok", Value: 0}, {Key: "code", Value: 462}, {Key: "codeName", Value: "IngressRequestRateLimitExceeded"},
+		{Key: "errmsg", Value: "Rate limiter 'ingressRequestRateLimiter' rate exceeded"}, {Key: "errorLabels", Value: overloadLabels},
+		{Key: "baseBackoffMS", Value: 1e300}})
+	srv.Handle("insert", func(context.Context, *mongotest.Server, *mongotest.Request) (bson.Raw, error) { return reply, nil })
+	sl := &sleeps{} // records the backoffs without waiting
+	c, _ := bpClient(t, srv.URI(), 1, sl)
+	// A deadline past the two backoffs, which a shorter one would cut
+	// short (no retry whose backoff outlasts the deadline).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.Database("bp").Collection("c").InsertOne(ctx, bson.D{{Key: "a", Value: 1}}); err == nil {
+		t.Fatal("insert succeeded, want the overload error")
+	}
+	got := sl.take()
+	if len(got) != 2 || got[0] != 10*time.Second || got[1] != 10*time.Second {
+		t.Errorf("backoffs %v, want [10s 10s] (jitter 1, capped at MAX_BACKOFF)", got)
+	}
+}
