@@ -109,11 +109,24 @@
 //
 // # Retries
 //
-// A retryable read or write (the retryable-reads and retryable-writes
-// specifications: find, aggregate, insert, a single update or delete,
-// ...) is retried once after a network error, a cleared pool or a
-// retryable server error, unless retryReads or retryWrites is false; a
-// write keeps its session and txnNumber, so the server applies it once.
+// A retryable read or write is retried once after a network error
+// (while connecting too), a cleared pool or a retryable server error,
+// unless retryReads or retryWrites is false; under timeoutMS it is retried
+// until the budget runs out. The retryable reads are Find, FindOne,
+// Aggregate (without $out or $merge), Distinct, CountDocuments,
+// EstimatedDocumentCount, ListDatabases, ListDatabaseNames,
+// ListCollections (and its Names and Specifications), Indexes().List (and
+// its Names and Specifications) and SearchIndexes().List; a cursor's
+// getMore and RunCommand are not. The retryable writes are InsertOne,
+// InsertMany, UpdateOne, ReplaceOne, DeleteOne, FindOneAndDelete,
+// FindOneAndReplace, FindOneAndUpdate and BulkWrite, each command of which
+// is retryable unless it carries an UpdateMany or DeleteMany; UpdateMany,
+// DeleteMany, an unacknowledged write (w: 0), Aggregate with $out or
+// $merge and RunCommand are not. A write is retryable only on a server
+// that supports it (a replica set member, a mongos or a load balancer
+// with sessions): it then carries a session and txnNumber, kept across
+// the retry, so the server applies it once. A retryable write's error
+// that may be retried carries the RetryableWriteError label (HasErrorLabel).
 //
 // Every command is also retried when the server says it is overloaded
 // (an error labelled SystemOverloadedError and RetryableError, as the

@@ -171,8 +171,10 @@ func (v SearchIndexView) List(ctx context.Context, searchOpts *ListSearchIndexes
 	if err != nil {
 		return nil, err
 	}
+	// An enumeration, and an aggregate without a write stage: a
+	// retryable read (retryable-reads, "Supported Read Operations").
 	op := &operation.Op{Name: "aggregate", DB: coll.db.name, Collection: coll.name, Command: a.Command(),
-		Selector: selection.Read(coll.c.readPref), Cursor: true}
+		Selector: selection.Read(coll.c.readPref), Cursor: true, Retry: operation.RetryRead}
 	res, err := coll.run(ctx, op)
 	if err != nil {
 		return nil, err

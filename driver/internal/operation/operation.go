@@ -246,11 +246,6 @@ func (o *OpContext) use(c *conn.Conn) {
 // logicalSessionTimeoutMinutes (the driver-sessions specification).
 var ErrSessionsNotSupported = errors.New("sessions are not supported by this deployment")
 
-// errRetryUnsupported is the cause of a retryable write's retry that is
-// not sent, its server not supporting retryable writes; run returns the
-// previous attempt's error instead.
-var errRetryUnsupported = errors.New("the server selected for the retry does not support retryable writes")
-
 // ErrSnapshotNotSupported is the cause of an operation in a snapshot
 // session on a server older than 5.0 (wire version 13), with the message
 // the snapshot-sessions specification gives.
@@ -374,6 +369,16 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 		defer s.EndOperation()
 		addr, p = s.Address(), s.Pool()
+		st.selected = addr
+		if st.retry == RetryWrite {
+			// Whether the selected server takes retryable writes, by its
+			// description, for an attempt that fails before its
+			// connection's hello says (retryable-writes,
+			// isRetryableWritesSupported).
+			sd := s.Description()
+			st.selectedSupports = sd.Type == description.LoadBalancer ||
+				sd.Type != description.Standalone && sd.LogicalSessionTimeoutMinutes != nil && sd.MaxWireVersion >= 6
+		}
 		t1 := time.Now()
 		pc, err = x.checkOut(ctx, p, t0)
 		fin.CheckOut += time.Since(t1)
@@ -477,21 +482,17 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	st.supportsRetryWrites = sess != nil && hello.MaxWireVersion >= 6 && hello.LogicalSessionTimeoutMinutes != nil &&
 		(hello.SetName != "" || hello.MsgIsDBGrid || hello.ServiceID != nil)
 	if st.txn != 0 && !st.supportsRetryWrites {
-		// The retry of a retryable write (sent with a txnNumber) on a
-		// server that does not take retryable writes is not sent: it
-		// would run the write again, unprotected (retryable-writes: the
-		// previous attempt's error is raised, which run returns).
-		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: errRetryUnsupported}
+		// A retry of a write sent with a txnNumber, on a server that does
+		// not take retryable writes: retrying is not possible
+		// (retryable-writes, "Executing Retryable Write Commands"), so
+		// nothing is sent and run returns the previous attempt's error.
+		// Sending it without the txnNumber could apply the write twice.
+		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: errRetryNotSupported}
 	}
-	var txn *int64
-	if st.retry == RetryWrite && x.RetryWrites && !op.Unacknowledged && st.supportsRetryWrites {
-		if st.txn == 0 {
-			sess.TxnNumber++
-			st.txn = sess.TxnNumber
-		}
-		txn = &st.txn
-	}
-	st.sent, st.wire44 = false, hello.MaxWireVersion >= 9
+	// A retryable write carries a txnNumber, unless its batch turns out
+	// to hold a multi statement once split (below).
+	withTxn := st.retry == RetryWrite && x.RetryWrites && !op.Unacknowledged && st.supportsRetryWrites
+	st.sent, st.wire44, st.mongos = false, hello.MaxWireVersion >= 9, hello.MsgIsDBGrid
 	// Replica sets and sharded clusters (behind a load balancer too) have
 	// cluster times; a standalone has none, and refuses afterClusterTime:
 	// neither goes to it, even a session's advanced by hand
@@ -519,15 +520,13 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		}
 	}
 	cmd := op.Command
+	var ebuf *[]byte
 	if sess != nil || clusterTime != nil || rc != nil || op.WriteConcern != nil || rp != nil {
 		// The extended copy only lives until the message is written (the
 		// command event takes its own copy), so its buffer is pooled.
-		ebuf := getCmdBuf()
+		ebuf = getCmdBuf()
 		defer putCmdBuf(ebuf)
 		cmd = extend((*ebuf)[:0], cmd, sess, clusterTime, rc, op.WriteConcern, rp)
-		if txn != nil {
-			cmd = appendTxnNumber(cmd, *txn)
-		}
 		*ebuf = cmd
 	}
 	if sess != nil {
@@ -541,12 +540,33 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 			l.MaxDocumentSize = wire.DefaultMaxDocumentSize
 		}
 		l.MaxDocumentSize += bt.Slack
-		n, err := wire.SplitBatch(bt.Docs, len(cmd)+len(bt.Identifier)+64, l)
+		room := 0
+		if withTxn {
+			room = txnNumberSize
+		}
+		n, err := wire.SplitBatch(bt.Docs, len(cmd)+room+len(bt.Identifier)+64, l)
 		if err != nil {
 			return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
 		}
 		bt.Sent = n
 		seqs = []wire.Sequence{{Identifier: bt.Identifier, Docs: bt.Docs[:n]}}
+		if withTxn && st.txn == 0 && !batchRetryable(bt.Identifier, bt.Docs[:n]) {
+			// Retryability is decided for each command of a bulk write
+			// after the split, on the statements it carries
+			// (retryable-writes, "Supported Write Operations"): one with
+			// a multi statement gets no txnNumber and no retry.
+			st.retry, withTxn = RetryNone, false
+		}
+	}
+	if withTxn {
+		// supportsRetryWrites needs a session, so cmd is the extended
+		// copy in ebuf.
+		if st.txn == 0 {
+			sess.TxnNumber++
+			st.txn = sess.TxnNumber
+		}
+		cmd = appendTxnNumber(cmd, st.txn)
+		*ebuf = cmd
 	}
 	if cmd, err = x.maxTime(ctx, op, addr, cmd); err != nil {
 		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}

@@ -100,7 +100,14 @@ func (x *Executor) retryableOverload(ctx context.Context, op *Op, err error) boo
 func (x *Executor) backoffFor(attempt int, err error) time.Duration {
 	base := baseBackoff
 	if ms := baseBackoffMS(err); ms > 0 {
-		base = time.Duration(ms * float64(time.Millisecond))
+		// The server's value is capped at MAX_BACKOFF before it becomes a
+		// Duration: a huge or infinite one would overflow int64
+		// nanoseconds and come out negative, which meant no backoff.
+		if ms >= float64(maxBackoff/time.Millisecond) {
+			base = maxBackoff
+		} else {
+			base = time.Duration(ms * float64(time.Millisecond))
+		}
 	}
 	d := maxBackoff
 	if attempt < 32 && base < maxBackoff>>attempt {

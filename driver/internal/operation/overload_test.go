@@ -3,6 +3,7 @@ package operation
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -49,6 +50,11 @@ func TestBackoffFor(t *testing.T) {
 		{"baseBackoffMS negative", 1, 1, overload(int32(-5)), 200 * time.Millisecond},
 		{"baseBackoffMS not a number", 1, 1, overload("x"), 200 * time.Millisecond},
 		{"baseBackoffMS capped", 1, 3, overload(int32(5000)), 10 * time.Second},
+		{"baseBackoffMS huge", 1, 1, overload(1e300), 10 * time.Second},
+		{"baseBackoffMS over int64 nanoseconds", 1, 1, overload(1e13), 10 * time.Second},
+		{"baseBackoffMS infinite", 1, 1, overload(math.Inf(1)), 10 * time.Second},
+		{"baseBackoffMS NaN", 1, 1, overload(math.NaN()), 200 * time.Millisecond},
+		{"baseBackoffMS tiny", 1, 1, overload(1e-9), 0},
 		{"network error", 1, 1, &conn.NetworkError{Labels: []string{"SystemOverloadedError", "RetryableError"}}, 200 * time.Millisecond},
 		{"jitter above 1 clamped", 3, 1, overload(nil), 200 * time.Millisecond},
 	} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/auth"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
 	"github.com/mongoscope/mongoscope/driver/internal/pool"
 	"github.com/mongoscope/mongoscope/driver/internal/session"
@@ -43,10 +44,19 @@ type attemptState struct {
 	// writes (a replica set member, mongos or load balancer with sessions).
 	supportsRetryWrites bool
 	addr                string // the last attempt's server, "" before checkout
-	sent                bool   // the last attempt's command was (being) sent
-	wire44              bool   // the last attempt's server is 4.4 or later (wire 9)
-	deprioritized       []string
-	selectFailed        bool // the last attempt found no server
+	// selected is the server the last attempt selected, "" when
+	// selection failed: a retry avoids it (deprioritized) even when the
+	// attempt failed in checkout, e.g. establishing a connection to a
+	// server too loaded to accept one.
+	selected string
+	// selectedSupports: the selected server's description says it takes
+	// retryable writes (set for a RetryWrite only).
+	selectedSupports bool
+	sent             bool // the last attempt's command was (being) sent
+	wire44           bool // the last attempt's server is 4.4 or later (wire 9)
+	mongos           bool // the last attempt's server is a mongos
+	deprioritized    []string
+	selectFailed     bool // the last attempt found no server
 }
 
 // run runs op's attempts, in one loop where the retry policies combine
@@ -72,20 +82,21 @@ type attemptState struct {
 // first error when none does (retryable-writes "Determining the error to
 // return", which the retryable-reads specification matches for reads).
 func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.OperationFinished) (Result, error) {
+	// A write batch's retryability is decided by attempt, on the
+	// statements the command carries once split.
 	st := attemptState{retry: op.Retry}
-	if st.retry == RetryWrite && op.Batch != nil && !batchRetryable(op.Batch) {
-		st.retry = RetryNone
-	}
 	defer x.putSession(&st)
 	// allowed is the number of retries the policies allow: one for the
 	// retryable reads and writes, maxAdaptiveRetries after an overload
 	// error.
 	allowed := 1
+	capped := false // an overload error came: allowed is maxAdaptiveRetries
 	var out outcome
 	for retries := 0; ; {
-		st.sent, st.selectFailed = false, false
+		st.sent, st.selectFailed, st.selected = false, false, ""
 		res, err := x.attempt(ctx, op, id, fin, &st)
-		err = x.labelNetworkError(err, &st)
+		err = x.labelNetworkError(op, err, &st)
+		res, err = labelPre44(res, err, &st)
 		if err == nil {
 			return res, nil
 		}
@@ -104,17 +115,27 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		}
 		overload := isOverload(err)
 		if overload {
-			allowed = x.Overload.MaxRetries
+			allowed, capped = x.Overload.MaxRetries, true
 		}
 		retries++
 		// Past the policies' count, a retryable error is retried again
-		// only under a timeoutMS with budget left (retryAgain, csot.go);
-		// overload retries stay within maxAdaptiveRetries.
-		if retries > allowed && (overload || !retryAgain(ctx, retries+1)) {
+		// only under a timeoutMS with budget left (retryAgain, csot.go),
+		// unless an overload error came: then every retry, of any error,
+		// stays within maxAdaptiveRetries (client backpressure,
+		// "Interaction with Other Retry Policies").
+		if retries > allowed && (capped || !retryAgain(ctx, retries+1)) {
 			return out.res, noRetryableWrites(out.err, &st)
 		}
-		if st.addr != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
-			st.deprioritized = append(st.deprioritized, st.addr)
+		// A retry avoids the failed server on a sharded cluster always,
+		// elsewhere only after an overload error with
+		// enableOverloadRetargeting. (The retryable reads and writes texts
+		// say "only if the error is labelled SystemOverloadedError" and
+		// leave the option out; the client backpressure specification and
+		// retryable-reads prose test 3.3 make it opt-in, default false,
+		// which we follow. The seed retryable-reads text deprioritizes
+		// nothing, and retries only once even under timeoutMS.)
+		if st.selected != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
+			st.deprioritized = append(st.deprioritized, st.selected)
 		}
 		st.addr = ""
 		if overload && x.backoff(ctx, retries, err) != nil {
@@ -156,11 +177,18 @@ func (x *Executor) shouldRetry(ctx context.Context, op *Op, st *attemptState, er
 		if !x.RetryWrites || op.Unacknowledged {
 			return false
 		}
-		if st.sent && !st.supportsRetryWrites {
+		// A write whose first server does not take retryable writes is
+		// run as if retryWrites were off: never retried (only the
+		// overload policy may retry it). That is the connection's hello
+		// once the command was sent, the server's description before.
+		if st.sent && !st.supportsRetryWrites || !st.sent && st.selected != "" && !st.selectedSupports {
 			return false
 		}
 		return retryableWriteError(err, st)
 	case RetryRead:
+		// The seed text also required the selected server to support
+		// retryable reads (maxWireVersion 6, MongoDB 3.6); the Markdown
+		// specification dropped that check with the servers before 4.2.
 		return x.RetryReads && retryableReadError(err)
 	}
 	return false
@@ -174,36 +202,91 @@ var retryableWriteCodes = map[int32]bool{
 	7: true, 6: true, 89: true, 9001: true, 262: true,
 }
 
-// retryableReadCodes are the retryable-reads specification's codes.
+// retryableReadCodes are the retryable-reads specification's codes. The
+// older seed text (1.3.0) lists neither ExceededTimeLimit (262) nor
+// ReadConcernMajorityNotAvailableYet (134), and does not count errors in
+// the connection handshake; the Markdown specification, which we follow,
+// has both codes and the handshake's errors (retryableReadError finds a
+// code or a network error through the handshake's and authentication's
+// wrapping).
 var retryableReadCodes = map[int32]bool{
 	11600: true, 11602: true, 10107: true, 13435: true, 13436: true, 189: true, 91: true,
 	7: true, 6: true, 89: true, 9001: true, 134: true, 262: true,
 }
 
 // retryableWriteError: a network error, a cleared pool, or an error
-// the server labelled RetryableWriteError (or, before 4.4, one of the
-// retryable codes, in a command or a write concern error).
+// labelled RetryableWriteError (by the server from 4.4, by labelPre44
+// before).
 func retryableWriteError(err error, st *attemptState) bool {
-	if isNetwork(err) || isPoolCleared(err) {
-		return true
-	}
-	if hasLabel(err, "RetryableWriteError") {
-		return true
+	return isNetwork(err) || isPoolCleared(err) || hasLabel(err, "RetryableWriteError")
+}
+
+// labelPre44 adds RetryableWriteError to a retryable write's error from a
+// server older than 4.4, which does not label errors itself, as the
+// retryable-writes specification asks ("RetryableWriteError Labels"): for
+// one of the retryable codes in the reply's top-level code (a mongod or a
+// mongos), or in its writeConcernError.code from a mongod, never from a
+// mongos (which retries internally and whose write concern error is not
+// the driver's to retry), and never for writeErrors. A 4.4+ server's
+// errors are left as they are. The label goes on copies of the error and,
+// for a write concern error, of the reply, whose errorLabels the caller
+// reads.
+func labelPre44(res Result, err error, st *attemptState) (Result, error) {
+	if err == nil || st.txn == 0 || !st.sent || st.wire44 || !st.supportsRetryWrites || hasLabel(err, "RetryableWriteError") {
+		return res, err
 	}
 	var ce *conn.CommandError
-	if errors.As(err, &ce) && st.sent && !st.wire44 {
-		if retryableWriteCodes[ce.Code] {
-			return true
+	if errors.As(err, &ce) {
+		wce := ce.WriteConcernError
+		if retryableWriteCodes[ce.Code] || !st.mongos && wce != nil && retryableWriteCodes[wce.Code] {
+			return res, withLabel(err, "RetryableWriteError")
 		}
-		if w := ce.WriteConcernError; w != nil && retryableWriteCodes[w.Code] {
-			return true
-		}
+		return res, err
 	}
 	var wce *conn.WriteConcernError
-	if errors.As(err, &wce) && !st.wire44 && retryableWriteCodes[wce.Code] {
-		return true
+	if errors.As(err, &wce) && !st.mongos && retryableWriteCodes[wce.Code] {
+		res.Body = appendLabel(res.Body, "RetryableWriteError")
+		return res, withLabel(err, "RetryableWriteError")
 	}
-	return false
+	return res, err
+}
+
+// appendLabel returns a copy of the reply body with label added to its
+// errorLabels; a body it cannot read is returned as it is.
+func appendLabel(body bson.Raw, label string) bson.Raw {
+	els, err := body.Elements()
+	if err != nil {
+		return body
+	}
+	var labels []string
+	st, b := bson.AppendDocumentStart(make([]byte, 0, len(body)+len(label)+32))
+	for _, e := range els {
+		if e.Key() != "errorLabels" {
+			b = append(b, e...)
+			continue
+		}
+		arr, ok := e.Value().ArrayOK()
+		if !ok {
+			return body
+		}
+		vs, err := arr.Values()
+		if err != nil {
+			return body
+		}
+		for _, v := range vs {
+			if l, ok := v.StringValueOK(); ok {
+				labels = append(labels, l)
+			}
+		}
+	}
+	labels = append(labels, label)
+	ast, b := bson.AppendArrayElementStart(b, "errorLabels")
+	for i, l := range labels {
+		b = bson.AppendStringElement(b, bson.ArrayKey(i), l)
+	}
+	b, _ = bson.AppendDocumentEnd(b, ast)
+	b, _ = bson.AppendDocumentEnd(b, st)
+	return b
 }
 
 // retryableReadError: a network error, a cleared pool, or one of the
@@ -256,19 +339,26 @@ func appendTxnNumber(cmd bson.Raw, txn int64) bson.Raw {
 	return b
 }
 
-// batchRetryable tells whether a write batch may be retried: not when an
-// update statement is multi: true, or a delete statement has limit 0
-// (updateMany, deleteMany, and bulk writes holding them).
-func batchRetryable(bt *Batch) bool {
-	switch bt.Identifier {
+// txnNumberSize is the size of the txnNumber element appendTxnNumber
+// adds: type, "txnNumber" and its NUL, an int64.
+const txnNumberSize = 1 + len("txnNumber") + 1 + 8
+
+// batchRetryable tells whether a command carrying the write statements
+// stmts may be retried: not when an update statement is multi: true, or
+// a delete statement has limit 0 (updateMany, deleteMany, and bulk
+// writes holding them). Insert documents have neither field at the top
+// level that matters: an inserted document named "multi" or "limit" is
+// data, so only update and delete statements are read.
+func batchRetryable(identifier string, stmts []bson.Raw) bool {
+	switch identifier {
 	case "updates":
-		for _, d := range bt.Docs {
+		for _, d := range stmts {
 			if m, ok := d.Lookup("multi").BooleanOK(); ok && m {
 				return false
 			}
 		}
 	case "deletes":
-		for _, d := range bt.Docs {
+		for _, d := range stmts {
 			if l, ok := d.Lookup("limit").AsInt64OK(); ok && l == 0 {
 				return false
 			}
@@ -277,43 +367,77 @@ func batchRetryable(bt *Batch) bool {
 	return true
 }
 
-// labelNetworkError adds RetryableWriteError to a network error of a
-// retryable write to a server that takes them, with retryWrites on, as
-// the retryable-writes specification asks (the label tells the
-// application the write may be retried). The error may be shared with
-// other operations (a connection's failure hands the same error to each
-// waiter), so the label goes on a copy: the returned error.
-func (x *Executor) labelNetworkError(err error, st *attemptState) error {
-	if err == nil || st.retry != RetryWrite || !x.RetryWrites || !st.supportsRetryWrites {
+// labelNetworkError adds RetryableWriteError to a retryable write's
+// network error, with retryWrites on, as the retryable-writes
+// specification asks ("RetryableWriteError Labels"; the label tells the
+// application the write may be retried): one talking to a server that
+// takes retryable writes, and, whatever the server, one establishing the
+// connection (the handshake and authentication included) or a
+// PoolClearedError at checkout, where nothing was sent. The error may be
+// shared with other operations (a connection's failure hands the same
+// error to each waiter), so the label goes on a copy: the returned error.
+// A PoolClearedError carries no labels of its own; its cause, when the
+// clear gave one, takes the label.
+func (x *Executor) labelNetworkError(op *Op, err error, st *attemptState) error {
+	if err == nil || st.retry != RetryWrite || !x.RetryWrites || op.Unacknowledged || hasLabel(err, "RetryableWriteError") {
 		return err
 	}
-	var ne *conn.NetworkError
-	if errors.As(err, &ne) && !ne.HasLabel("RetryableWriteError") {
-		return withWriteLabel(err)
+	if st.sent && !st.supportsRetryWrites {
+		return err
+	}
+	if isNetwork(err) || !st.sent && isPoolCleared(err) {
+		return withLabel(err, "RetryableWriteError")
 	}
 	return err
 }
 
-// withWriteLabel returns err with the RetryableWriteError label on a copy
-// of its network error, copying the errors that wrap it (*Error,
-// *pool.PoolClearedError); any other wrapping is returned as it is.
-func withWriteLabel(err error) error {
+// withLabel returns err with label on a copy of its network, command or
+// write concern error, copying the errors that wrap it (*Error,
+// *pool.PoolClearedError, *pool.DialError, *conn.HandshakeError,
+// *auth.Error); any other
+// wrapping is returned as it is.
+func withLabel(err error, label string) error {
 	switch e := err.(type) {
 	case *conn.NetworkError:
 		cp := *e
-		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], "RetryableWriteError")
+		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], label)
+		return &cp
+	case *conn.CommandError:
+		cp := *e
+		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], label)
+		return &cp
+	case *conn.WriteConcernError:
+		cp := *e
+		cp.Labels = append(e.Labels[:len(e.Labels):len(e.Labels)], label)
 		return &cp
 	case *Error:
 		cp := *e
-		cp.Err = withWriteLabel(e.Err)
+		cp.Err = withLabel(e.Err, label)
+		return &cp
+	case *pool.DialError:
+		cp := *e
+		cp.Err = withLabel(e.Err, label)
+		return &cp
+	case *conn.HandshakeError:
+		cp := *e
+		cp.Err = withLabel(e.Err, label)
+		return &cp
+	case *auth.Error:
+		cp := *e
+		cp.Err = withLabel(e.Err, label)
 		return &cp
 	case *pool.PoolClearedError:
 		cp := *e
-		cp.Cause = withWriteLabel(e.Cause)
+		cp.Cause = withLabel(e.Cause, label)
 		return &cp
 	}
 	return err
 }
+
+// errRetryNotSupported is the outcome of a retry that went unsent: its
+// server does not take retryable writes. run returns the previous
+// attempt's error in its place.
+var errRetryNotSupported = errors.New("the server selected for the retry does not support retryable writes")
 
 // ErrRetryableWritesNotSupported replaces the server's "Transaction
 // numbers are only allowed on a replica set member or mongos" (code 20,
