@@ -725,17 +725,23 @@ func readPreferenceFor(rp selection.ReadPref, td description.TopologyDescription
 // checkOut takes a connection from p for an operation whose selection
 // started at selStart. Without timeoutMS, waitQueueTimeoutMS (the pool's
 // own) and ctx bound the wait. With it, waitQueueTimeoutMS is ignored: the
-// checkout gets the remaining computedServerSelectionTimeout,
-// min(serverSelectionTimeoutMS, remaining timeoutMS) counted from the start
-// of selection (CSOT, "Server Selection"); ctx carries the timeoutMS part.
+// checkout, and the establishment of a new connection for it (handshake
+// and authentication included), get the remaining
+// computedServerSelectionTimeout, min(serverSelectionTimeoutMS, remaining
+// timeoutMS) counted from the start of selection (CSOT, "Server
+// Selection"); conn.ForOperation tells Dial so.
 func (x *Executor) checkOut(ctx context.Context, p *pool.Pool[*conn.Conn], selStart time.Time) (*pool.Pooled[*conn.Conn], error) {
 	if budgetOf(ctx) == nil {
 		return p.CheckOut(ctx)
 	}
-	var wait time.Duration
+	cctx := conn.ForOperation(ctx)
 	if x.ServerSelectionTimeout > 0 {
-		// Selection used it all: a checkout that must wait times out.
-		wait = max(x.ServerSelectionTimeout-time.Since(selStart), time.Nanosecond)
+		dl := selStart.Add(x.ServerSelectionTimeout)
+		if cur, ok := ctx.Deadline(); !ok || dl.Before(cur) {
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithDeadline(cctx, dl)
+			defer cancel()
+		}
 	}
-	return p.CheckOutWithin(ctx, wait)
+	return p.CheckOutWithin(cctx, 0)
 }
