@@ -1,0 +1,195 @@
+package driver_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
+	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/internal/eventtest"
+	"github.com/mongoscope/mongoscope/mongotest"
+)
+
+// The client-side operations timeout specification's prose tests
+// (client-side-operations-timeout/tests/README.md) that can run against
+// mongotest, through the public API. The specification's timings (10 to
+// 20 ms) are scaled up so that the tests hold on a loaded machine running
+// the race detector: what each test tells apart stays the same (which of
+// two timeouts wins, whether a timeout is refreshed), with margins of a
+// hundred milliseconds or more on either side.
+
+const csotUser, csotPassword = "ada", "csot-Secret-7"
+
+// csotAuthServer starts a server that requires authentication, with one
+// user, and returns it with a URI carrying that user and the options in
+// query (without the leading '?').
+func csotAuthServer(t *testing.T, query string) (*mongotest.Server, string) {
+	t.Helper()
+	s := mongotest.NewServer(t, mongotest.Options{Auth: true})
+	if err := s.AddUser("admin", csotUser, csotPassword); err != nil {
+		t.Fatal(err)
+	}
+	uri := strings.Replace(s.URI(), "mongodb://", "mongodb://"+csotUser+":"+csotPassword+"@", 1)
+	return s, withQuery(uri, query)
+}
+
+// withQuery appends the options in query to uri.
+func withQuery(uri, query string) string {
+	if query == "" {
+		return uri
+	}
+	if strings.Contains(uri, "?") {
+		return uri + "&" + query
+	}
+	if !strings.Contains(strings.TrimPrefix(uri, "mongodb://"), "/") {
+		uri += "/"
+	}
+	return uri + "?" + query
+}
+
+// blockCommands sets a failCommand fail point that blocks cmds for block,
+// for the connections of appName ("" for all).
+func blockCommands(t *testing.T, s *mongotest.Server, mode any, cmds bson.A, block time.Duration, appName string) {
+	t.Helper()
+	data := bson.D{{Key: "failCommands", Value: cmds}, {Key: "blockConnection", Value: true},
+		{Key: "blockTimeMS", Value: block.Milliseconds()}}
+	if appName != "" {
+		data = append(data, bson.E{Key: "appName", Value: appName})
+	}
+	if err := s.SetFailPoint(bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: mode},
+		{Key: "data", Value: data}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.ClearFailPoints)
+}
+
+// wantTimeout fails t unless err is the timeout error of an operation
+// whose timeoutMS expired.
+func wantTimeout(t *testing.T, what string, err error) {
+	t.Helper()
+	var te *driver.TimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) || !driver.IsTimeout(err) {
+		t.Fatalf("%s: %v (%T), want a *driver.TimeoutError", what, err, err)
+	}
+}
+
+// Prose test 1: the timeout of a multi-batch insertMany covers all its
+// batches. The specification's 50 documents of 1 MiB take two messages;
+// here 100,001 small documents take two batches (maxWriteBatchSize is
+// 100,000), which mongotest processes far faster than 50 MiB, so that
+// the time a batch takes is the fail point's block, not the machine's
+// load. Each insert blocks for 2.5 s and timeoutMS is 5 s: the first
+// batch succeeds, the second times out, and no third is sent.
+func TestCSOTProse1MultiBatchInserts(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := sessClient(t, withQuery(s.URI(), "timeoutMS=5000"))
+	coll := c.Database("db").Collection("coll")
+	if err := coll.Drop(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	blockCommands(t, s, times(2), bson.A{"insert"}, 2500*time.Millisecond, "")
+	docs := make([]any, mongotest.MaxWriteBatchSize+1)
+	for i := range docs {
+		docs[i] = bson.D{{Key: "_id", Value: i}}
+	}
+	rec.Reset()
+	_, err := coll.InsertMany(context.Background(), docs)
+	wantTimeout(t, "insertMany", err)
+	if n := len(started(rec, "insert")); n != 2 {
+		t.Fatalf("%d insert commands, want 2", n)
+	}
+}
+
+// Prose test 4, "timeoutMS used for handshake commands": a connection
+// made for minPoolSize bounds its authentication by the client's
+// timeoutMS, so a saslContinue blocked past it fails the connection.
+func TestCSOTProse4BackgroundHandshakeTimeout(t *testing.T) {
+	const app = "timeoutBackgroundPoolTest"
+	s, uri := csotAuthServer(t, "minPoolSize=1&timeoutMS=100&appName="+app)
+	blockCommands(t, s, times(1), bson.A{"saslContinue"}, 500*time.Millisecond, app)
+	rec := &eventtest.Recorder{}
+	dial(t, uri, &driver.ClientOptions{Monitors: []any{rec}})
+	if _, ok := eventtest.WaitFor(rec, 10*time.Second, func(*event.ConnectionCreated) bool { return true }); !ok {
+		t.Fatal("no ConnectionCreated within 10 s")
+	}
+	if _, ok := eventtest.WaitFor(rec, 10*time.Second, func(*event.ConnectionClosed) bool { return true }); !ok {
+		t.Fatalf("no ConnectionClosed within 10 s: the handshake was not bounded by timeoutMS; events %v", rec.Names())
+	}
+}
+
+// Prose test 4, "timeoutMS is refreshed for each handshake command": each
+// of the handshake's commands (hello, then saslContinue) is blocked for
+// less than timeoutMS, together for more: the connection becomes ready
+// only if each command gets timeoutMS afresh.
+func TestCSOTProse4BackgroundHandshakeTimeoutRefreshed(t *testing.T) {
+	const app = "refreshTimeoutBackgroundPoolTest"
+	s, uri := csotAuthServer(t, "minPoolSize=1&timeoutMS=400&appName="+app)
+	blockCommands(t, s, "alwaysOn", bson.A{"hello", "isMaster", "saslContinue"}, 250*time.Millisecond, app)
+	rec := &eventtest.Recorder{}
+	dial(t, uri, &driver.ClientOptions{Monitors: []any{rec}})
+	if _, ok := eventtest.WaitFor(rec, 10*time.Second, func(*event.ConnectionCreated) bool { return true }); !ok {
+		t.Fatal("no ConnectionCreated within 10 s")
+	}
+	if _, ok := eventtest.WaitFor(rec, 10*time.Second, func(*event.ConnectionReady) bool { return true }); !ok {
+		t.Fatalf("no ConnectionReady within 10 s: timeoutMS was not refreshed for each handshake command; events %v", rec.Names())
+	}
+}
+
+// Prose test 8: server selection and the handshake of a connection made
+// for an operation are bounded by min(serverSelectionTimeoutMS,
+// remaining timeoutMS).
+func TestCSOTProse8ServerSelection(t *testing.T) {
+	// The first four cases select from a host that does not resolve;
+	// the timeout that should win is 100 ms, the other 3 s, and the
+	// selection must end well before the longer one.
+	for _, tc := range []struct {
+		name, query string
+		timeout     bool // the error is a timeoutMS one
+	}{
+		{"serverSelectionTimeoutMS honored if timeoutMS is not set", "serverSelectionTimeoutMS=100", false},
+		{"timeoutMS honored for server selection if it's lower than serverSelectionTimeoutMS", "timeoutMS=100&serverSelectionTimeoutMS=3000", true},
+		{"serverSelectionTimeoutMS honored for server selection if it's lower than timeoutMS", "timeoutMS=3000&serverSelectionTimeoutMS=100", false},
+		{"serverSelectionTimeoutMS honored for server selection if timeoutMS=0", "timeoutMS=0&serverSelectionTimeoutMS=100", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, "mongodb://invalid.invalid/?"+tc.query, nil)
+			start := time.Now()
+			_, err := c.RunCommand(context.Background(), "admin", bson.D{{Key: "ping", Value: 1}})
+			took := time.Since(start)
+			var se *driver.SelectionError
+			if !errors.As(err, &se) {
+				t.Fatalf("ping: %v, want a server selection error", err)
+			}
+			if tc.timeout {
+				wantTimeout(t, "ping", err)
+			}
+			if took > 1500*time.Millisecond {
+				t.Fatalf("selection failed after %v, want about 100 ms", took)
+			}
+		})
+	}
+	// The last two block the authentication of the connection the insert
+	// needs for 1.5 s; the timeout that should win is 200 ms, the other
+	// 3 s.
+	for _, tc := range []struct{ name, query string }{
+		{"timeoutMS honored for connection handshake commands if it's lower than serverSelectionTimeoutMS", "timeoutMS=200&serverSelectionTimeoutMS=3000"},
+		{"serverSelectionTimeoutMS honored for connection handshake commands if it's lower than timeoutMS", "timeoutMS=3000&serverSelectionTimeoutMS=200"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, uri := csotAuthServer(t, tc.query)
+			blockCommands(t, s, times(1), bson.A{"saslContinue"}, 1500*time.Millisecond, "")
+			c := dial(t, uri, nil)
+			start := time.Now()
+			_, err := c.Database("db").Collection("coll").InsertOne(context.Background(), bson.D{{Key: "x", Value: 1}})
+			took := time.Since(start)
+			wantTimeout(t, "insert", err)
+			if took > 1200*time.Millisecond {
+				t.Fatalf("insert failed after %v, want about 200 ms", took)
+			}
+		})
+	}
+}
