@@ -193,3 +193,41 @@ func TestCSOTProse8ServerSelection(t *testing.T) {
 		})
 	}
 }
+
+// maxTimeMS is what remains of timeoutMS less the selected server's
+// minRoundTripTime (CSOT, "Command Execution"): with every reply delayed
+// by 300 ms from the start, once the monitor has two RTT samples a find under a
+// timeoutMS of 2 s is sent with a maxTimeMS of at most 1.7 s.
+func TestCSOTMaxTimeMSLessMinRTT(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	s.AddLatency(300 * time.Millisecond)
+	c, rec := sessClient(t, withQuery(s.URI(), "heartbeatFrequencyMS=500"))
+	coll := c.Database("db").Collection("coll")
+	ctx := testCtx(t)
+	if err := c.Ping(ctx); err != nil { // a connection in the pool: no handshake below
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(8 * time.Second)
+	var last int64
+	for time.Now().Before(deadline) {
+		rec.Reset()
+		cur, err := coll.Find(driver.WithTimeout(ctx, 2*time.Second), bson.D{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Close(ctx)
+		finds := started(rec, "find")
+		if len(finds) != 1 {
+			t.Fatalf("%d finds", len(finds))
+		}
+		v, err := finds[0].Command.LookupErr("maxTimeMS")
+		if err != nil {
+			t.Fatal("no maxTimeMS under timeoutMS")
+		}
+		last, _ = v.AsInt64OK()
+		if last <= 1700 {
+			return
+		}
+	}
+	t.Fatalf("maxTimeMS stayed at %d: the server's minimum RTT (about 300 ms) was not subtracted", last)
+}

@@ -189,17 +189,17 @@ func checkCursorTimeout(op *Op, t time.Duration, set bool, mode string, hasMode 
 }
 
 // maxTime returns cmd as it is sent under the budget: with maxTimeMS set
-// to the remaining time less the server's minimum round trip time. When
-// that leaves nothing, the command is not sent: the error is a
+// to the remaining time less rtt, the selected server's minRoundTripTime.
+// When that leaves nothing, the command is not sent: the error is a
 // *TimeoutError (the caller checks the connection back in).
 //
-// The specification takes minRoundTripTime from the topology description
-// used for selection; this reads the server's live RTT statistics, which
-// is the same value unless a monitor reset the server in between (then 0,
-// which only disables the short cut). The older seed (000) derived
-// maxTimeMS from a 90th-percentile RTT; the current Markdown uses
-// minRoundTripTime, as here.
-func (x *Executor) maxTime(ctx context.Context, op *Op, addr string, cmd bson.Raw) (bson.Raw, error) {
+// rtt comes from the servers of the topology description that selection
+// used, as the specification asks, not from the server's live statistics:
+// a monitor that resets the server between selection and here would
+// otherwise turn the short cut off. The older seed (000) derived maxTimeMS
+// from a 90th-percentile RTT; the current Markdown uses minRoundTripTime,
+// as here.
+func maxTime(ctx context.Context, op *Op, rtt time.Duration, cmd bson.Raw) (bson.Raw, error) {
 	b := budgetOf(ctx)
 	if b == nil {
 		return cmd, nil
@@ -218,10 +218,6 @@ func (x *Executor) maxTime(ctx context.Context, op *Op, addr string, cmd bson.Ra
 		return cmd, nil
 	}
 	remaining := time.Until(dl)
-	var rtt time.Duration
-	if s, ok := x.Topology.Server(addr); ok {
-		rtt = s.MinRTT()
-	}
 	if remaining <= 0 || remaining <= rtt {
 		return nil, &TimeoutError{Stage: StageBeforeSend, Err: fmt.Errorf("%v left, not more than the server's minimum round trip time %v: %w", remaining.Round(time.Microsecond), rtt, context.DeadlineExceeded)}
 	}

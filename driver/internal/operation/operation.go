@@ -329,12 +329,14 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	switch {
 	case b != nil && b.pinned != nil:
 		addr, p, pc = b.Address, b.pool, b.pinned
+		st.minRTT = bindingRTT(x.Topology.Description(), addr)
 	case b != nil:
 		s, ok := x.Topology.Server(b.Address)
 		if !ok {
 			return Result{}, &Error{Op: op.Name, Address: b.Address, Err: fmt.Errorf("the server %s is no longer part of the deployment", b.Address)}
 		}
 		addr, p = b.Address, s.Pool()
+		st.minRTT = bindingRTT(x.Topology.Description(), addr)
 		t1 := time.Now()
 		pc, err = x.checkOut(ctx, p, t1)
 		fin.CheckOut += time.Since(t1)
@@ -347,7 +349,8 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		if len(st.deprioritized) > 0 {
 			sel.Deprioritized = append(sel.Deprioritized[:len(sel.Deprioritized):len(sel.Deprioritized)], st.deprioritized...)
 		}
-		s, err := x.Topology.SelectFor(ctx, sel, topology.Op{Name: op.Name, ID: id})
+		s, minRTT, err := x.Topology.SelectFor(ctx, sel, topology.Op{Name: op.Name, ID: id})
+		st.minRTT = minRTT
 		fin.Selection += time.Since(t0)
 		if err != nil {
 			st.selectFailed = true
@@ -494,7 +497,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		bt.Sent = n
 		seqs = []wire.Sequence{{Identifier: bt.Identifier, Docs: bt.Docs[:n]}}
 	}
-	if cmd, err = x.maxTime(ctx, op, addr, cmd); err != nil {
+	if cmd, err = maxTime(ctx, op, st.minRTT, cmd); err != nil {
 		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
 	}
 	req := conn.Request{DB: op.DB, Command: cmd, Sequences: seqs, MoreToCome: op.Unacknowledged, Watched: watched,
@@ -706,6 +709,15 @@ func extend(dst []byte, cmd bson.Raw, sess *session.Server, clusterTime, rc, wc,
 	b = append(b, 0)
 	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start))
 	return b[start:]
+}
+
+// bindingRTT is the minRoundTripTime of a cursor's server for its getMore
+// or killCursors, which select no server: the one in the current topology
+// description (0 once the server is Unknown, which only turns off the
+// short cut).
+func bindingRTT(td description.TopologyDescription, addr string) time.Duration {
+	sd, _ := td.Server(addr)
+	return sd.MinRoundTripTime
 }
 
 // readPreferenceFor returns the $readPreference a read under rp needs on

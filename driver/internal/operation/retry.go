@@ -47,6 +47,9 @@ type attemptState struct {
 	wire44              bool   // the last attempt's server is 4.4 or later (wire 9)
 	deprioritized       []string
 	selectFailed        bool // the last attempt found no server
+	// minRTT is the last attempt's server's minRoundTripTime, taken from
+	// the topology description its selection used (maxTime).
+	minRTT time.Duration
 }
 
 // run runs op's attempts, in one loop where the retry policies combine
