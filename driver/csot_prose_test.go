@@ -231,3 +231,57 @@ func TestCSOTMaxTimeMSLessMinRTT(t *testing.T) {
 	}
 	t.Fatalf("maxTimeMS stayed at %d: the server's minimum RTT (about 300 ms) was not subtracted", last)
 }
+
+// Prose test 5, "Tailable cursors": a blocking Next on a tailable cursor
+// (timeoutMode ITERATION) gets timeoutMS for all the getMores it sends,
+// not each. Every getMore blocks for 300 ms and timeoutMS is 500 ms: the
+// first empty getMore returns, the second one times out, and no third is
+// sent. The collection is capped, as a tailable cursor needs.
+func TestCSOTProse5TailableCursor(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := sessClient(t, withQuery(s.URI(), "timeoutMS=500"))
+	db := c.Database("db")
+	ctx := testCtx(t)
+	coll := db.Collection("coll")
+	if err := coll.Drop(driver.WithTimeout(ctx, 0)); err != nil {
+		t.Fatal(err)
+	}
+	capped, size := true, int64(1<<20)
+	if err := db.CreateCollection(driver.WithTimeout(ctx, 0), "coll", &driver.CreateCollectionOptions{Capped: &capped, SizeInBytes: &size}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.InsertOne(driver.WithTimeout(ctx, 0), bson.D{{Key: "x", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	blockCommands(t, s, "alwaysOn", bson.A{"getMore"}, 300*time.Millisecond, "")
+	rec.Reset()
+	cur, err := coll.Find(context.Background(), bson.D{}, &driver.FindOptions{CursorType: driver.Tailable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close(context.Background())
+	if cur.ID() == 0 {
+		t.Fatal("the tailable cursor is closed")
+	}
+	if !cur.Next(context.Background()) {
+		t.Fatalf("no first document: %v", cur.Err())
+	}
+	if x, err := cur.Current.LookupErr("x"); err != nil || !isOne(x) {
+		t.Fatalf("first document %v", cur.Current)
+	}
+	if n := len(started(rec, "getMore")); n != 0 {
+		t.Fatalf("%d getMores for the first batch's document", n)
+	}
+	if cur.Next(context.Background()) {
+		t.Fatalf("a second document %v", cur.Current)
+	}
+	wantTimeout(t, "Next", cur.Err())
+	if f, g := len(started(rec, "find")), len(started(rec, "getMore")); f != 1 || g != 2 {
+		t.Fatalf("%d finds and %d getMores, want 1 and 2", f, g)
+	}
+}
+
+func isOne(v bson.RawValue) bool {
+	n, ok := v.AsInt64OK()
+	return ok && n == 1
+}
