@@ -285,3 +285,54 @@ func isOne(v bson.RawValue) bool {
 	n, ok := v.AsInt64OK()
 	return ok && n == 1
 }
+
+// Under timeoutMS: 0 a retryable error is retried until an attempt
+// succeeds or fails otherwise (retryAgain): the caller's context and
+// Disconnect are what end a server's endless retryable errors.
+func TestCSOTZeroTimeoutRetriesUntilTheCallerStops(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	failCommand(t, s, "alwaysOn", bson.A{"find"}, 7, nil) // HostNotFound: a retryable read error
+	c, rec := sessClient(t, withQuery(s.URI(), "timeoutMS=0"))
+	coll := c.Database("db").Collection("coll")
+
+	// The caller's deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := coll.Find(ctx, bson.D{})
+	if err == nil {
+		t.Fatal("find succeeded")
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("find returned %v after its context's deadline", took-500*time.Millisecond)
+	}
+	if n := len(started(rec, "find")); n < 3 {
+		t.Fatalf("%d find attempts under timeoutMS=0, want retries until the context ended", n)
+	}
+
+	// Disconnect.
+	rec.Reset()
+	done := make(chan error, 1)
+	go func() {
+		_, err := coll.Find(context.Background(), bson.D{})
+		done <- err
+	}()
+	if !rec.Wait(10*time.Second, func([]any) bool { return len(started(rec, "find")) >= 3 }) {
+		t.Fatal("the find is not being retried")
+	}
+	// Disconnect waits for the operations in progress until its context
+	// ends, then interrupts them.
+	dctx, dcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer dcancel()
+	if err := c.Disconnect(dctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Disconnect: %v, want it to interrupt the find", err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, driver.ErrClientDisconnected) {
+			t.Fatalf("find after Disconnect: %v, want ErrClientDisconnected", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Disconnect did not end the retries")
+	}
+}

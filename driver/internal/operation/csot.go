@@ -272,9 +272,21 @@ func withInt64(doc bson.Raw, key string, n int64) bson.Raw {
 
 // retryAgain tells whether run may make another retry after n attempts:
 // one retry without timeoutMS; with it, as many as fit in the budget (the
-// specification's "Retryability"). timeoutMS: 0 retries until an attempt
-// succeeds or fails with an error that is not retryable, as the
-// retryability-timeoutMS tests require.
+// specification's "Retryability": retry "as many times as possible before
+// the timeout expires or a retry attempt returns a non-retryable error").
+//
+// timeoutMS: 0 is an infinite timeout, so a server that keeps answering
+// with retryable errors is retried until an attempt succeeds or fails
+// with an error that is not retryable. That is the specification's rule
+// taken literally, and its retryability-timeoutMS tests require more than
+// one retry under timeoutMS: 0. We keep it, rather than cap the retries,
+// because what ends it is in the caller's hands: the context given to the
+// operation (its deadline or cancellation ends the loop at the next
+// attempt, see shouldRetry) and Disconnect (which cancels every
+// operation). A retry that must select a server again is bounded by
+// serverSelectionTimeoutMS, so a server that goes away ends the loop too.
+// There is no backoff between these retries, as the specification's
+// rationale says; overload errors have their own (overload.go).
 func retryAgain(ctx context.Context, n int) bool {
 	if n < 2 {
 		return true
