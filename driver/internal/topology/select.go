@@ -20,10 +20,10 @@ type Op struct {
 // server was suitable at first, then ServerSelectionSucceeded or
 // ServerSelectionFailed. They carry ctx, so a monitor can put the wait on
 // the caller's trace. Without a selection monitor it is Select. minRTT is
-// the chosen server's minRoundTripTime in the topology description the
-// selection used, which a monitor resetting the server afterwards does
-// not change: client-side operation timeouts derive maxTimeMS from it
-// (CSOT, "Command Execution").
+// the chosen server's minimum round trip time read during selection (see
+// selectWith), which a monitor resetting the server afterwards does not
+// change: client-side operation timeouts derive maxTimeMS from it (CSOT,
+// "Command Execution").
 func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op) (s *Server, minRTT time.Duration, err error) {
 	d := t.cfg.Events
 	if !d.Selection() {
@@ -90,7 +90,7 @@ func (t *Topology) Select(ctx context.Context, sel selection.Selector) (*Server,
 }
 
 // selectWith is Select with selection.Options.OnWait; it also returns the
-// chosen server's minRoundTripTime in the description selection used.
+// chosen server's minimum round trip time as selection saw it.
 func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWait waitFunc) (*Server, time.Duration, error) {
 	opts := selection.Options{
 		Timeout:            t.cfg.ServerSelectionTimeout,
@@ -112,7 +112,13 @@ func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWai
 		}
 		if s := t.snap.Load().servers[chosen.Address]; s != nil {
 			s.ops.Add(1)
-			return s, chosen.MinRoundTripTime, nil
+			// The description's minRoundTripTime is set when a check
+			// completes, which under the streaming protocol is every
+			// heartbeatFrequencyMS or later, while the RTT task's samples
+			// come in between: the larger of the two, both read now,
+			// during selection, is as fresh as the RTT task and immune,
+			// like the description, to a reset after selection.
+			return s, max(chosen.MinRoundTripTime, s.rtt.Min()), nil
 		}
 		// The server was removed between selection and lookup: select
 		// again from the newer topology.
