@@ -336,3 +336,51 @@ func TestCSOTZeroTimeoutRetriesUntilTheCallerStops(t *testing.T) {
 		t.Fatal("Disconnect did not end the retries")
 	}
 }
+
+// Once timeoutMS expires while an operation is being retried, the error
+// is a timeout error (CSOT "Retryability"), even when the retry that
+// found the budget spent sent nothing. Every reply is delayed by 300 ms,
+// so the server's minimum RTT is about 300 ms; the find fails with a
+// retryable error after 300 ms of its 450 ms, and its retry is not sent
+// (what is left does not exceed the minimum RTT): the find's error must
+// still be a timeout, not the first attempt's HostNotFound alone.
+func TestCSOTTimeoutErrorWhenRetriesRunOut(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	s.AddLatency(300 * time.Millisecond)
+	c, rec := sessClient(t, withQuery(s.URI(), "heartbeatFrequencyMS=500"))
+	coll := c.Database("db").Collection("coll")
+	ctx := testCtx(t)
+	waitMinRTT(t, coll, rec, 250*time.Millisecond)
+	failCommand(t, s, "alwaysOn", bson.A{"find"}, 7, nil) // HostNotFound: a retryable read error
+	rec.Reset()
+	_, err := coll.Find(driver.WithTimeout(ctx, 450*time.Millisecond), bson.D{})
+	wantTimeout(t, "find", err)
+	var ce *driver.CommandError
+	if n := len(started(rec, "find")); n == 1 && !errors.As(err, &ce) {
+		t.Fatalf("find: %v, want the first attempt's error inside the timeout error", err)
+	}
+}
+
+// waitMinRTT waits until the selected server's minimum RTT, as maxTimeMS
+// shows it, is at least rtt.
+func waitMinRTT(t *testing.T, coll *driver.Collection, rec *eventtest.Recorder, rtt time.Duration) {
+	t.Helper()
+	ctx := testCtx(t)
+	const budget = 5 * time.Second
+	for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); {
+		rec.Reset()
+		cur, err := coll.Find(driver.WithTimeout(ctx, budget), bson.D{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Close(ctx)
+		if f := started(rec, "find"); len(f) == 1 {
+			if v, err := f[0].Command.LookupErr("maxTimeMS"); err == nil {
+				if ms, ok := v.AsInt64OK(); ok && time.Duration(ms)*time.Millisecond <= budget-rtt {
+					return
+				}
+			}
+		}
+	}
+	t.Fatalf("the server's minimum RTT did not reach %v", rtt)
+}

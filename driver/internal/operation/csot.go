@@ -193,10 +193,14 @@ func checkCursorTimeout(op *Op, t time.Duration, set bool, mode string, hasMode 
 // When that leaves nothing, the command is not sent: the error is a
 // *TimeoutError (the caller checks the connection back in).
 //
-// rtt comes from the servers of the topology description that selection
-// used, as the specification asks, not from the server's live statistics:
-// a monitor that resets the server between selection and here would
-// otherwise turn the short cut off. The older seed (000) derived maxTimeMS
+// rtt is read during selection (topology.SelectFor), as the specification
+// asks, not here: a monitor that resets the server between selection and
+// here would otherwise turn the short cut off. The specification names
+// the selection's TopologyDescription as the source; its
+// minRoundTripTime is only refreshed when a check completes, so the RTT
+// task's current minimum, read at the same moment, is taken when larger
+// (the command-execution test "maxTimeMS value in the command is less
+// than timeoutMS" needs the RTT task's samples within a second). The older seed (000) derived maxTimeMS
 // from a 90th-percentile RTT; the current Markdown uses minRoundTripTime,
 // as here.
 func maxTime(ctx context.Context, op *Op, rtt time.Duration, cmd bson.Raw) (bson.Raw, error) {
@@ -303,6 +307,9 @@ const (
 	StageBeforeSend = "before sending the command"
 	StageServer     = "waiting for the server's reply"
 	StageServerSide = "on the server (MaxTimeMSExpired)"
+	// StageRetry: the budget ran out while a retryable error was to be
+	// retried; the error is the last attempt's that reached the server.
+	StageRetry = "retrying after a retryable error"
 )
 
 // TimeoutError is an operation whose timeoutMS budget ran out: Stage says
