@@ -384,3 +384,39 @@ func waitMinRTT(t *testing.T, coll *driver.Collection, rec *eventtest.Recorder, 
 	}
 	t.Fatalf("the server's minimum RTT did not reach %v", rtt)
 }
+
+// A write error with code 50 (MaxTimeMSExpired) under a positive
+// timeoutMS is a timeout error, as a top-level one is (CSOT "Error
+// Transformations": {ok: 1, writeErrors: [{code: 50}]} matches); without
+// timeoutMS it stays the write exception it was.
+func TestCSOTWriteErrorMaxTimeMSExpired(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	s.Handle("insert", func(context.Context, *mongotest.Server, *mongotest.Request) (bson.Raw, error) {
+		return bson.Marshal(bson.D{{Key: "n", Value: 0}, {Key: "writeErrors", Value: bson.A{
+			bson.D{{Key: "index", Value: 0}, {Key: "code", Value: 50}, {Key: "errmsg", Value: "operation exceeded time limit"}}}}})
+	})
+	c := dial(t, s.URI(), nil)
+	coll := c.Database("db").Collection("coll")
+	ctx := testCtx(t)
+	doc := bson.D{{Key: "x", Value: 1}}
+
+	_, err := coll.InsertOne(ctx, doc)
+	var we *driver.WriteException
+	var te *driver.TimeoutError
+	if !errors.As(err, &we) || errors.As(err, &te) {
+		t.Fatalf("insertOne without timeoutMS: %v, want a WriteException and no TimeoutError", err)
+	}
+	_, err = coll.InsertOne(driver.WithTimeout(ctx, 5*time.Second), doc)
+	wantTimeout(t, "insertOne", err)
+	if !errors.As(err, &we) || we.WriteErrors[0].Code != 50 {
+		t.Fatalf("insertOne: %v, want the WriteException inside", err)
+	}
+	_, err = coll.InsertMany(driver.WithTimeout(ctx, 5*time.Second), []any{doc, bson.D{{Key: "x", Value: 2}}})
+	wantTimeout(t, "insertMany", err)
+	var bwe *driver.BulkWriteException
+	if !errors.As(err, &bwe) {
+		t.Fatalf("insertMany: %v, want the BulkWriteException inside", err)
+	}
+	_, err = coll.BulkWrite(driver.WithTimeout(ctx, 5*time.Second), []driver.WriteModel{&driver.InsertOneModel{Document: doc}})
+	wantTimeout(t, "bulkWrite", err)
+}

@@ -196,6 +196,10 @@ type Result struct {
 	// CursorTimeout, for an Op with Cursor, says how timeoutMS applies to
 	// the cursor's getMores and killCursors.
 	CursorTimeout CursorTimeout
+	// Bounded: a positive timeoutMS bounded the operation, so a write
+	// error in Body with code 50 (MaxTimeMSExpired) is its timeout (CSOT's
+	// error transformations).
+	Bounded bool
 }
 
 // OpContext is the context of one client operation whose own context
@@ -301,8 +305,11 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 	if err == nil {
 		res, err = x.run(ctx, op, id, &fin)
 		err = timeoutError(ctx, err)
-		if b := budgetOf(ctx); b != nil && err == nil && op.Cursor {
-			res.CursorTimeout = b.cursor
+		if b := budgetOf(ctx); b != nil {
+			if err == nil && op.Cursor {
+				res.CursorTimeout = b.cursor
+			}
+			res.Bounded = b.on
 		}
 	} else {
 		err = &Error{Op: op.Name, Err: err}
