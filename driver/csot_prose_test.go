@@ -420,3 +420,29 @@ func TestCSOTWriteErrorMaxTimeMSExpired(t *testing.T) {
 	_, err = coll.BulkWrite(driver.WithTimeout(ctx, 5*time.Second), []driver.WriteModel{&driver.InsertOneModel{Document: doc}})
 	wantTimeout(t, "bulkWrite", err)
 }
+
+// RunCommand's document is not inspected for maxTimeMS (CSOT
+// "RunCommand"): under a positive timeoutMS the driver's maxTimeMS is
+// appended and the caller's is left where it was.
+func TestCSOTRunCommandDocumentNotInspected(t *testing.T) {
+	s := mongotest.NewServer(t, mongotest.Options{})
+	c, rec := sessClient(t, s.URI())
+	ctx := testCtx(t)
+	rec.Reset()
+	_, _ = c.RunCommand(driver.WithTimeout(ctx, 5*time.Second), "admin", bson.D{{Key: "ping", Value: 1}, {Key: "maxTimeMS", Value: int64(1234)}})
+	pings := started(rec, "ping")
+	if len(pings) != 1 {
+		t.Fatalf("%d pings", len(pings))
+	}
+	var values []int64
+	it := pings[0].Command.Iter()
+	for it.Next() {
+		if e := it.Element(); e.Key() == "maxTimeMS" {
+			n, _ := e.Value().AsInt64OK()
+			values = append(values, n)
+		}
+	}
+	if len(values) != 2 || values[0] != 1234 || values[1] <= 1234 {
+		t.Fatalf("maxTimeMS values %v, want the caller's 1234 then the driver's", values)
+	}
+}

@@ -241,10 +241,14 @@ func maxTime(ctx context.Context, op *Op, rtt time.Duration, cmd bson.Raw) (bson
 	if op.NoMaxTime {
 		return cmd, nil
 	}
-	// A maxTimeMS in the command (the deprecated option, or one given to
-	// RunCommand) is replaced.
-	if _, err := cmd.LookupErr("maxTimeMS"); err == nil {
-		cmd = without(cmd, "maxTimeMS")
+	// A maxTimeMS the driver put in the command (the deprecated option) is
+	// replaced. RunCommand's document is not looked at: the specification
+	// ("RunCommand") forbids checking it for maxTimeMS, and its
+	// documentation says what a document with its own then gets.
+	if !op.KeepMaxTime {
+		if _, err := cmd.LookupErr("maxTimeMS"); err == nil {
+			cmd = without(cmd, "maxTimeMS")
+		}
 	}
 	return withInt64(cmd, "maxTimeMS", ms), nil
 }
