@@ -112,13 +112,15 @@ func TestCSOTProse4BackgroundHandshakeTimeout(t *testing.T) {
 	s, uri := csotAuthServer(t, "minPoolSize=1&timeoutMS=100&appName="+app)
 	blockCommands(t, s, times(1), bson.A{"saslContinue"}, 500*time.Millisecond, app)
 	rec := &eventtest.Recorder{}
-	dial(t, uri, &driver.ClientOptions{Monitors: []any{rec}})
+	c := dial(t, uri, &driver.ClientOptions{Monitors: []any{rec}})
 	if _, ok := eventtest.WaitFor(rec, 10*time.Second, func(*event.ConnectionCreated) bool { return true }); !ok {
 		t.Fatal("no ConnectionCreated within 10 s")
 	}
 	if _, ok := eventtest.WaitFor(rec, 10*time.Second, func(*event.ConnectionClosed) bool { return true }); !ok {
 		t.Fatalf("no ConnectionClosed within 10 s: the handshake was not bounded by timeoutMS; events %v", rec.Names())
 	}
+	c.Disconnect(context.Background())
+	checkNoDriverGoroutines(t)
 }
 
 // Prose test 4, "timeoutMS is refreshed for each handshake command": each
@@ -130,13 +132,16 @@ func TestCSOTProse4BackgroundHandshakeTimeoutRefreshed(t *testing.T) {
 	s, uri := csotAuthServer(t, "minPoolSize=1&timeoutMS=400&appName="+app)
 	blockCommands(t, s, "alwaysOn", bson.A{"hello", "isMaster", "saslContinue"}, 250*time.Millisecond, app)
 	rec := &eventtest.Recorder{}
-	dial(t, uri, &driver.ClientOptions{Monitors: []any{rec}})
+	c := dial(t, uri, &driver.ClientOptions{Monitors: []any{rec}})
 	if _, ok := eventtest.WaitFor(rec, 10*time.Second, func(*event.ConnectionCreated) bool { return true }); !ok {
 		t.Fatal("no ConnectionCreated within 10 s")
 	}
 	if _, ok := eventtest.WaitFor(rec, 10*time.Second, func(*event.ConnectionReady) bool { return true }); !ok {
 		t.Fatalf("no ConnectionReady within 10 s: timeoutMS was not refreshed for each handshake command; events %v", rec.Names())
 	}
+	// The monitors' hellos are still blocked: Disconnect stops them.
+	c.Disconnect(context.Background())
+	checkNoDriverGoroutines(t)
 }
 
 // Prose test 8: server selection and the handshake of a connection made
@@ -335,6 +340,7 @@ func TestCSOTZeroTimeoutRetriesUntilTheCallerStops(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Disconnect did not end the retries")
 	}
+	checkNoDriverGoroutines(t)
 }
 
 // Once timeoutMS expires while an operation is being retried, the error
