@@ -242,6 +242,13 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		defer cancel()
 	}
 	if mode == estLegacy {
+		// Without timeoutMS the specification names connectTimeoutMS
+		// for the socket and socketTimeoutMS for the handshake's
+		// commands. connectTimeoutMS bounds those commands as well, as it
+		// always has here: socketTimeoutMS defaults to no limit, and a
+		// server that accepts connections but never answers its hello
+		// would otherwise hold a checkout and a maxConnecting slot for
+		// ever.
 		ctx = sctx
 	}
 	id := cfg.ID

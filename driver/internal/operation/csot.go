@@ -228,7 +228,9 @@ func maxTime(ctx context.Context, op *Op, rtt time.Duration, cmd bson.Raw) (bson
 	ms := max((remaining - rtt).Milliseconds(), 1)
 	if op.Name == "getMore" {
 		// A tailable awaitData cursor's getMore: min(maxAwaitTimeMS,
-		// remaining - minRTT); the others send none.
+		// remaining - minRTT); the others send none. The seed (000)
+		// sent maxAwaitTimeMS as it was; the Markdown (2024-01-29) caps
+		// it, as here.
 		v, err := cmd.LookupErr("maxTimeMS")
 		if err != nil {
 			return cmd, nil
