@@ -31,8 +31,9 @@ type Config struct {
 	// socket (it ends in ".sock").
 	Address string
 	// ConnectTimeout bounds dialling, the TLS handshake, the MongoDB
-	// handshake and authentication together (connectTimeoutMS); 0 means
-	// only the context bounds them.
+	// handshake and authentication together (connectTimeoutMS); under
+	// timeoutMS only dialling and the TLS handshake (Timeout,
+	// ForOperation). 0 means only the context bounds them.
 	ConnectTimeout time.Duration
 	// SocketTimeout bounds each read and write, the handshake's and
 	// authentication's commands included (socketTimeoutMS); 0 means only
