@@ -762,5 +762,22 @@ func (x *Executor) checkOut(ctx context.Context, p *pool.Pool[*conn.Conn], selSt
 			defer cancel()
 		}
 	}
-	return p.CheckOutWithin(cctx, 0)
+	pc, err := p.CheckOutWithin(cctx, 0)
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		// The computedServerSelectionTimeout ran out before timeoutMS:
+		// the checkout, or the establishment of its connection, timed
+		// out. That is a timeout error, and final (run does not retry
+		// it), as a selection that times out is: the prose test "server
+		// selection timeout honored for connection handshake commands"
+		// (timeoutMS 20, serverSelectionTimeoutMS 10, a handshake blocked
+		// 15 ms) expects the operation to fail within 15 ms, which leaves
+		// no room for a retry.
+		stage := StageCheckout
+		var de *pool.DialError
+		if errors.As(err, &de) {
+			stage = StageConnect
+		}
+		err = &TimeoutError{Stage: stage, Err: err}
+	}
+	return pc, err
 }

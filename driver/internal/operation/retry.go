@@ -102,7 +102,10 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 			// retried.
 			return out.res, noRetryableWrites(out.err, &st)
 		}
-		if !x.shouldRetry(ctx, op, &st, err) && !x.retryableOverload(ctx, op, err) {
+		var te *TimeoutError
+		if errors.As(err, &te) || !x.shouldRetry(ctx, op, &st, err) && !x.retryableOverload(ctx, op, err) {
+			// A *TimeoutError is final: the budget, or the
+			// computedServerSelectionTimeout (checkOut), ran out.
 			return out.res, expiredWhileRetrying(ctx, &st, err, noRetryableWrites(out.err, &st))
 		}
 		overload := isOverload(err)
