@@ -763,11 +763,13 @@ func (x *Executor) checkOut(ctx context.Context, p *pool.Pool[*conn.Conn], selSt
 		}
 	}
 	pc, err := p.CheckOutWithin(cctx, 0)
-	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		// The computedServerSelectionTimeout ran out before timeoutMS:
-		// the checkout, or the establishment of its connection, timed
-		// out. That is a timeout error, and final (run does not retry
-		// it), as a selection that times out is: the prose test "server
+	if dl, ok := cctx.Deadline(); err != nil && ok && !time.Now().Before(dl) {
+		// The computedServerSelectionTimeout ran out: the checkout, or
+		// the establishment of its connection, timed out. (The clock is
+		// asked rather than cctx.Err(): a socket's deadline can fire
+		// before the context's timer has marked it done.) That is a
+		// timeout error, and final (run does not retry it), as a
+		// selection that times out is: the prose test "server
 		// selection timeout honored for connection handshake commands"
 		// (timeoutMS 20, serverSelectionTimeoutMS 10, a handshake blocked
 		// 15 ms) expects the operation to fail within 15 ms, which leaves
