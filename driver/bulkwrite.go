@@ -163,7 +163,8 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 		base.Check = unacknowledgedHintCheck(hintArg)
 	}
 	defer coll.db.client.shareImplicitSession(ctx, &base)()
-	r, failure := bw.Run(ctx, &base, coll.execWrite)
+	bounded := false
+	r, failure := bw.Run(ctx, &base, boundedExec(coll.execWrite, &bounded))
 	res := &BulkWriteResult{InsertedCount: r.Inserted, MatchedCount: r.Matched, ModifiedCount: r.Modified,
 		DeletedCount: r.Deleted, UpsertedCount: r.Upserts, InsertedIDs: map[int]any{}, UpsertedIDs: map[int]any{},
 		Acknowledged: r.Acknowledged}
@@ -188,7 +189,7 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 			bwe = &BulkWriteException{Labels: r.Labels, PartialResult: res}
 		}
 		if bwe != nil {
-			return nil, errors.Join(&OperationError{Op: "bulkWrite", Address: failure.Address, Err: bwe}, err)
+			return nil, errors.Join(&OperationError{Op: "bulkWrite", Address: failure.Address, Err: timeoutWriteErrors(bounded, bwe.WriteErrors, bwe)}, err)
 		}
 		return nil, err
 	}
@@ -196,7 +197,7 @@ func (coll *Collection) BulkWrite(ctx context.Context, models []WriteModel, opts
 		return &BulkWriteResult{}, nil
 	}
 	if bwe != nil {
-		return nil, &OperationError{Op: "bulkWrite", Err: bwe}
+		return nil, &OperationError{Op: "bulkWrite", Err: timeoutWriteErrors(bounded, bwe.WriteErrors, bwe)}
 	}
 	return res, nil
 }

@@ -26,7 +26,8 @@ type AggregateOptions struct {
 	// Collation is a document such as bson.D{{"locale", "en"}}.
 	Collation any
 	// MaxTime bounds the command's run time on the server (maxTimeMS).
-	// Prefer the client's Timeout.
+	// Deprecated by timeoutMS (the client-side operations timeout
+	// specification): ignored when a timeoutMS applies; prefer Timeout.
 	MaxTime *time.Duration
 	// MaxAwaitTime is each getMore's wait for new documents on a
 	// tailable awaitData cursor, the kind a $changeStream pipeline

@@ -23,7 +23,8 @@ type CountOptions struct {
 	// counting; it must not be negative.
 	Skip *int64
 	// MaxTime bounds the command's run time on the server (maxTimeMS).
-	// Prefer the client's Timeout.
+	// Deprecated by timeoutMS (the client-side operations timeout
+	// specification): ignored when a timeoutMS applies; prefer Timeout.
 	MaxTime *time.Duration
 	Comment any
 	// ReadConcern and ReadPreference override the collection's for this
@@ -35,7 +36,8 @@ type CountOptions struct {
 // EstimatedDocumentCountOptions are the options of EstimatedDocumentCount.
 type EstimatedDocumentCountOptions struct {
 	// MaxTime bounds the command's run time on the server (maxTimeMS).
-	// Prefer the client's Timeout.
+	// Deprecated by timeoutMS (the client-side operations timeout
+	// specification): ignored when a timeoutMS applies; prefer Timeout.
 	MaxTime *time.Duration
 	Comment any
 	// ReadConcern and ReadPreference override the collection's for this

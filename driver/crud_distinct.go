@@ -14,7 +14,8 @@ type DistinctOptions struct {
 	// Collation is a document such as bson.D{{"locale", "en"}}.
 	Collation any
 	// MaxTime bounds the command's run time on the server (maxTimeMS).
-	// Prefer the client's Timeout.
+	// Deprecated by timeoutMS (the client-side operations timeout
+	// specification): ignored when a timeoutMS applies; prefer Timeout.
 	MaxTime *time.Duration
 	Comment any
 	// Hint is an index name or key document (servers 7.1+).

@@ -46,7 +46,8 @@ type FindOptions struct {
 	Let     any
 	Comment any
 	// MaxTime bounds the command's run time on the server (maxTimeMS).
-	// Prefer the client's Timeout.
+	// Deprecated by timeoutMS (the client-side operations timeout
+	// specification): ignored when a timeoutMS applies; prefer Timeout.
 	MaxTime             *time.Duration
 	AllowDiskUse        *bool
 	AllowPartialResults *bool

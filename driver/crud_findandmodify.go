@@ -35,7 +35,9 @@ type FindOneAndUpdateOptions struct {
 	// Comment is attached to the command (servers 4.4+).
 	Comment any
 	// MaxTime bounds the command's run time on the server (maxTimeMS);
-	// must not be negative. Prefer the client's Timeout.
+	// must not be negative. Deprecated by timeoutMS (the client-side
+	// operations timeout specification): ignored when a timeoutMS
+	// applies; prefer Timeout.
 	MaxTime *time.Duration
 	// Projection picks the fields of the returned document.
 	Projection     any

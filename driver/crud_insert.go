@@ -150,7 +150,8 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 	}
 	op.Batch = bt
 	defer coll.db.client.shareImplicitSession(ctx, op)()
-	r, failure := ins.Run(ctx, op, coll.execWrite)
+	bounded := false
+	r, failure := ins.Run(ctx, op, boundedExec(coll.execWrite, &bounded))
 	var bwe *BulkWriteException
 	if len(r.WriteErrors) > 0 || len(r.WriteConcernErrors) > 0 {
 		bwe = bulkWriteException(r.WriteErrors, r.WriteConcernErrors, r.Labels)
@@ -168,12 +169,12 @@ func (coll *Collection) InsertMany(ctx context.Context, docs []any, opts ...*Ins
 		err := (*bulkFailure)(failure).err()
 		err = tooLarge(err, indexArg("documents", failure.Index))
 		if bwe != nil {
-			return nil, errors.Join(&OperationError{Op: "insert", Address: failure.Address, Err: bwe}, err)
+			return nil, errors.Join(&OperationError{Op: "insert", Address: failure.Address, Err: timeoutWriteErrors(bounded, bwe.WriteErrors, bwe)}, err)
 		}
 		return nil, err
 	}
 	if bwe != nil {
-		return nil, &OperationError{Op: "insert", Err: bwe}
+		return nil, &OperationError{Op: "insert", Err: timeoutWriteErrors(bounded, bwe.WriteErrors, bwe)}
 	}
 	return &InsertManyResult{InsertedIDs: ids, Acknowledged: !op.Unacknowledged}, nil
 }
@@ -196,6 +197,7 @@ func (coll *Collection) runWrite(ctx context.Context, op *operation.Op, offset i
 	if perr != nil {
 		return writeReply{}, res.Address, &OperationError{Op: op.Name, Address: res.Address, Err: perr}
 	}
+	wr.bounded = res.Bounded
 	return wr, res.Address, nil
 }
 
@@ -212,7 +214,36 @@ func (wr *writeReply) exception() error {
 	if len(wr.writeErrors) == 0 && wr.wce == nil {
 		return nil
 	}
-	return &WriteException{WriteErrors: wr.writeErrors, WriteConcernError: wr.wce, Labels: wr.labels}
+	return timeoutWriteErrors(wr.bounded, wr.writeErrors,
+		&WriteException{WriteErrors: wr.writeErrors, WriteConcernError: wr.wce, Labels: wr.labels})
+}
+
+// timeoutWriteErrors returns err, the exception of a write, inside a
+// *TimeoutError when a positive timeoutMS bounded the write and one of
+// its write errors is MaxTimeMSExpired: CSOT's error transformations
+// count code 50 in the writeErrors array as in a top-level error or a
+// write concern error (those the executor transforms itself). Only the
+// code is checked, as the specification requires.
+func timeoutWriteErrors(bounded bool, wes []WriteError, err error) error {
+	if !bounded {
+		return err
+	}
+	for _, we := range wes {
+		if we.Code == 50 {
+			return &TimeoutError{Stage: operation.StageServerSide, Err: err}
+		}
+	}
+	return err
+}
+
+// boundedExec wraps exec, recording in *bounded whether a positive
+// timeoutMS bounded any of the commands of a multi-command write.
+func boundedExec(exec func(context.Context, *operation.Op) (operation.Result, error), bounded *bool) func(context.Context, *operation.Op) (operation.Result, error) {
+	return func(ctx context.Context, op *operation.Op) (operation.Result, error) {
+		res, err := exec(ctx, op)
+		*bounded = *bounded || res.Bounded
+		return res, err
+	}
 }
 
 // ensureID returns doc with an _id, putting a new ObjectID first when it

@@ -21,8 +21,14 @@ import (
 // the command is retried only after an error labelled SystemOverloadedError
 // and RetryableError, when both retryReads and retryWrites are on (client
 // backpressure; every operation is retried so). Without a ReadPreference it goes to the
-// primary. A maxTimeMS in cmd is sent as it is; it applies on the server
-// together with the client's Timeout.
+// primary.
+//
+// cmd is not inspected for maxTimeMS (the client-side operations timeout
+// specification forbids it). Without timeoutMS, or with timeoutMS 0, a
+// maxTimeMS in cmd is sent as it is. Under a positive timeoutMS the
+// driver appends its own maxTimeMS to cmd, so a cmd carrying one has the
+// field twice, which the server refuses as a duplicate: use timeoutMS
+// (WithTimeout) rather than maxTimeMS in cmd.
 func (db *Database) RunCommand(ctx context.Context, cmd any, opts ...*RunCommandOptions) *SingleResult {
 	if db.err != nil {
 		return &SingleResult{err: db.err}

@@ -671,8 +671,11 @@ func (e *causeError) Unwrap() error { return e.next }
 // operation timeout): Stage says where the budget ended ("server
 // selection", "connection checkout", "connection establishment", "before
 // sending the command" when what was left did not exceed the server's
-// minimum round trip time, "waiting for the server's reply", or "on the
-// server (MaxTimeMSExpired)"), and Err is the error that happened there.
+// minimum round trip time, "waiting for the server's reply", "on the
+// server (MaxTimeMSExpired)", or "retrying after a retryable error" when
+// the budget ran out while an error was to be retried, Err then being the
+// last error that came from the server), and Err is the error that
+// happened there.
 // errors.Is(err, context.DeadlineExceeded) and IsTimeout report true.
 // Without timeoutMS the driver returns the legacy errors instead.
 type TimeoutError struct {

@@ -177,6 +177,8 @@ type writeReply struct {
 	writeErrors []WriteError
 	wce         *WriteConcernError
 	labels      []string
+	// bounded: a positive timeoutMS bounded the write (timeoutWriteErrors).
+	bounded bool
 }
 
 // parseWriteReply reads a write command's reply

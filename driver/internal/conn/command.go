@@ -600,7 +600,15 @@ func (c *Conn) Command(ctx context.Context, req *Request) (*Reply, error) {
 // RunCommand runs cmd on db and returns a copy of the reply body; a
 // refusal comes back as *CommandError. Authentication uses it.
 func (c *Conn) RunCommand(ctx context.Context, db string, cmd bson.Raw) (bson.Raw, error) {
-	r, err := c.Command(ctx, &Request{DB: db, Command: cmd})
+	req := &Request{DB: db, Command: cmd}
+	if c.establishing != estDone {
+		// Authentication, during Dial: each command is bounded as
+		// handshakeBound says.
+		hctx, cancel, st := c.handshakeBound(ctx)
+		defer cancel()
+		ctx, req.NoSocketTimeout = hctx, st == 0
+	}
+	r, err := c.Command(ctx, req)
 	if r == nil {
 		return nil, err
 	}

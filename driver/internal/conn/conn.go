@@ -31,12 +31,24 @@ type Config struct {
 	// socket (it ends in ".sock").
 	Address string
 	// ConnectTimeout bounds dialling, the TLS handshake, the MongoDB
-	// handshake and authentication together (connectTimeoutMS); 0 means
-	// only the context bounds them.
+	// handshake and authentication together (connectTimeoutMS); under
+	// timeoutMS only dialling and the TLS handshake (Timeout,
+	// ForOperation). 0 means only the context bounds them.
 	ConnectTimeout time.Duration
-	// SocketTimeout bounds each read and write after the handshake
-	// (socketTimeoutMS); 0 means only the context bounds them.
+	// SocketTimeout bounds each read and write, the handshake's and
+	// authentication's commands included (socketTimeoutMS); 0 means only
+	// the context bounds them. Under timeoutMS it is ignored (Timeout,
+	// ForOperation).
 	SocketTimeout time.Duration
+	// Timeout is the client's timeoutMS and TimeoutSet whether it is set.
+	// A connection established outside an operation (a pool's minPoolSize
+	// maintenance) then bounds each handshake and authentication command
+	// by Timeout afresh (0: no limit) in place of socketTimeoutMS, and
+	// connectTimeoutMS bounds only the socket's establishment (TCP and
+	// TLS): the client-side operations timeout specification's
+	// "Background Connection Pooling".
+	Timeout    time.Duration
+	TimeoutSet bool
 	// KeepAlive is the TCP keepalive idle time; 0 means two minutes, the
 	// value the specifications recommend, and negative turns it off.
 	KeepAlive time.Duration
@@ -125,6 +137,9 @@ type Conn struct {
 	// set when the socket cannot be polled.
 	poll       *poller
 	pollFailed bool
+	// establishing is how the handshake's commands are bounded while Dial
+	// runs; estDone once it returned.
+	establishing establishMode
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -179,17 +194,63 @@ func isTimeout(err error) bool {
 	return errors.As(err, &te) && te.Timeout()
 }
 
+// operationKey marks the context of a checkout under timeoutMS.
+type operationKey struct{}
+
+// ForOperation marks ctx as that of an operation under timeoutMS that
+// checks out a connection: ctx's deadline is then the remaining
+// computedServerSelectionTimeout, min(serverSelectionTimeoutMS, remaining
+// timeoutMS). Dial bounds the socket's establishment (TCP, TLS) by
+// min(connectTimeoutMS, ctx) and every handshake and authentication
+// command by ctx alone, without socketTimeoutMS (the client-side
+// operations timeout specification's "Server Selection").
+func ForOperation(ctx context.Context) context.Context {
+	return context.WithValue(ctx, operationKey{}, true)
+}
+
+// establishMode is what bounds the commands of a connection's handshake
+// and authentication.
+type establishMode uint8
+
+const (
+	estDone       establishMode = iota // established: Commands are an operation's
+	estLegacy                          // no timeoutMS: connectTimeoutMS for it all, socketTimeoutMS per command
+	estOperation                       // ForOperation: the context's deadline
+	estBackground                      // client timeoutMS outside an operation: Timeout afresh per command
+)
+
 // Dial opens, handshakes and authenticates a connection to cfg.Address.
-// ctx bounds the whole establishment, as does cfg.ConnectTimeout. On any
-// failure nothing is left open.
+// Without timeoutMS, cfg.ConnectTimeout bounds the whole establishment and
+// cfg.SocketTimeout each of its commands, as ctx does. With it, see
+// ForOperation and Config.Timeout. On any failure nothing is left open.
 func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	if cfg.Address == "" {
 		return nil, &NetworkError{Op: "dial", Err: errors.New("no address")}
 	}
+	mode := estLegacy
+	switch {
+	case ctx.Value(operationKey{}) != nil:
+		mode = estOperation
+	case cfg.TimeoutSet:
+		mode = estBackground
+	}
+	// sctx bounds the socket's establishment; in legacy mode the
+	// handshake's too.
+	sctx := ctx
 	if cfg.ConnectTimeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, cfg.ConnectTimeout)
+		sctx, cancel = context.WithTimeout(ctx, cfg.ConnectTimeout)
 		defer cancel()
+	}
+	if mode == estLegacy {
+		// Without timeoutMS the specification names connectTimeoutMS
+		// for the socket and socketTimeoutMS for the handshake's
+		// commands. connectTimeoutMS bounds those commands as well, as it
+		// always has here: socketTimeoutMS defaults to no limit, and a
+		// server that accepts connections but never answers its hello
+		// would otherwise hold a checkout and a maxConnecting slot for
+		// ever.
+		ctx = sctx
 	}
 	id := cfg.ID
 	if id == 0 {
@@ -214,13 +275,13 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 		}
 		d = nd
 	}
-	nc, err := d.DialContext(ctx, network, cfg.Address)
+	nc, err := d.DialContext(sctx, network, cfg.Address)
 	if err != nil {
 		return nil, overloaded(&NetworkError{Op: "dial", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)})
 	}
 	if cfg.TLS != nil {
 		tc := tls.Client(nc, cfg.TLS)
-		if err := tc.HandshakeContext(ctx); err != nil {
+		if err := tc.HandshakeContext(sctx); err != nil {
 			_ = nc.Close()
 			return nil, overloaded(&NetworkError{Op: "tls", Address: cfg.Address, ConnID: id, Err: err, timeout: isTimeout(err)})
 		}
@@ -238,7 +299,10 @@ func Dial(ctx context.Context, cfg Config) (*Conn, error) {
 	if c.reqID == nil {
 		c.reqID = nextRequestID
 	}
-	if err := c.handshake(ctx); err != nil {
+	c.establishing = mode
+	err = c.handshake(ctx)
+	c.establishing = estDone
+	if err != nil {
 		_ = c.Close()
 		// A network error during the hello comes bare (during
 		// authentication it is inside a *HandshakeError, and gets no

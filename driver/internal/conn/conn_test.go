@@ -529,3 +529,60 @@ func TestHandshakeFailures(t *testing.T) {
 		})
 	}
 }
+
+// What bounds the handshake's commands (handshakeBound), against a server
+// that accepts and never answers the hello: socketTimeoutMS without
+// timeoutMS; the client's timeoutMS outside an operation, where
+// connectTimeoutMS bounds only the socket; an operation's context
+// (ForOperation), without socketTimeoutMS or connectTimeoutMS.
+func TestHandshakeTimeouts(t *testing.T) {
+	const short, long = 60 * time.Millisecond, 600 * time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		cfg      func(*Config)
+		ctxLimit time.Duration // the context's deadline, 0 for none
+		op       bool          // the context is an operation's (ForOperation)
+		min, max time.Duration // how long the failure may take
+	}{
+		{"socketTimeoutMS without timeoutMS", func(c *Config) { c.ConnectTimeout, c.SocketTimeout = 10*time.Second, short }, 0, false, 0, long / 2},
+		{"timeoutMS in the background", func(c *Config) {
+			c.ConnectTimeout, c.SocketTimeout, c.Timeout, c.TimeoutSet = 10*time.Second, 10*time.Second, short, true
+		}, 0, false, 0, long / 2},
+		{"timeoutMS 0 in the background: not connectTimeoutMS", func(c *Config) { c.ConnectTimeout, c.TimeoutSet = short, true },
+			long, false, long * 3 / 4, 10 * time.Second},
+		{"an operation's context", func(c *Config) {
+			c.ConnectTimeout, c.SocketTimeout, c.Timeout, c.TimeoutSet = short, short, short, true
+		},
+			long, true, long * 3 / 4, 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			addr := serve(t, "tcp", func(s *scriptConn) {
+				s.read()
+				<-release
+			})
+			t.Cleanup(func() { close(release) })
+			cfg := Config{Address: addr, Metadata: testMetadata(t)}
+			tc.cfg(&cfg)
+			ctx := context.Background()
+			if tc.ctxLimit > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.ctxLimit)
+				defer cancel()
+			}
+			if tc.op {
+				ctx = ForOperation(ctx)
+			}
+			start := time.Now()
+			_, err := Dial(ctx, cfg)
+			took := time.Since(start)
+			var ne *NetworkError
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				t.Fatalf("Dial = %v, want a timeout", err)
+			}
+			if took < tc.min || took > tc.max {
+				t.Fatalf("the hello timed out after %v, want between %v and %v", took, tc.min, tc.max)
+			}
+		})
+	}
+}

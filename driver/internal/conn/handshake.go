@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mongoscope/mongoscope/driver/internal/auth"
 	"github.com/mongoscope/mongoscope/driver/internal/handshake"
@@ -20,6 +21,38 @@ const MinWireVersion = 6
 // load-balanced mode, with the message the load-balancers specification
 // prescribes.
 var errLoadBalancingUnsupported = errors.New("Driver attempted to initialize in load balancing mode, but the server does not support this mode.")
+
+// handshakeBound returns the context and socket timeout of one command of
+// the handshake or of authentication, by the mode Dial set, and the
+// function that releases the context:
+//   - without timeoutMS: ctx (connectTimeoutMS bounds the whole
+//     establishment) and socketTimeoutMS, as the specification's
+//     "Server Selection" asks for when timeoutMS is not set;
+//   - for an operation under timeoutMS: ctx alone, whose deadline is the
+//     remaining computedServerSelectionTimeout;
+//   - in the background under the client's timeoutMS: timeoutMS afresh
+//     for each command ("Background Connection Pooling": the timeout is
+//     refreshed after each command).
+//
+// "Handshake commands MUST also set timeouts per the Command Execution
+// section": that is the socket's read and write deadlines here. No
+// maxTimeMS is appended to hello or the SASL commands: a background
+// connection has no selected server whose minRoundTripTime it could use,
+// and the server answers these commands without doing the kind of work
+// maxTimeMS bounds.
+func (c *Conn) handshakeBound(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+	switch c.establishing {
+	case estOperation:
+		return ctx, func() {}, 0
+	case estBackground:
+		if c.cfg.Timeout > 0 {
+			cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+			return cctx, cancel, 0
+		}
+		return ctx, func() {}, 0
+	}
+	return ctx, func() {}, c.cfg.SocketTimeout
+}
 
 // handshake sends the initial hello, takes the server's limits and the
 // compressor from the reply, and authenticates. The handshake always goes
@@ -58,10 +91,13 @@ func (c *Conn) handshake(ctx context.Context) error {
 	defer putBuf(mp)
 	msg := wire.AppendMsg((*mp)[:0], id, 0, 0, body)
 	*mp = msg
-	if err := c.write(ctx, msg, 0); err != nil {
+	hctx, cancel, st := c.handshakeBound(ctx)
+	if err := c.write(hctx, msg, st); err != nil {
+		cancel()
 		return err
 	}
-	r, err := c.receive(ctx, 0, id)
+	r, err := c.receive(hctx, st, id)
+	cancel()
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,11 @@ func NewSettings(cs *connstring.ConnString, extra Extra) (*Settings, error) {
 	if cs.SocketTimeout != nil {
 		b.SocketTimeout = *cs.SocketTimeout
 	}
+	if cs.Timeout != nil {
+		// timeoutMS: bounds the handshake of connections established in
+		// the background (Config.Timeout).
+		b.Timeout, b.TimeoutSet = *cs.Timeout, true
+	}
 	b.ZlibLevel = -1
 	if cs.ZlibCompressionLevel != nil {
 		b.ZlibLevel = *cs.ZlibCompressionLevel

@@ -189,17 +189,21 @@ func checkCursorTimeout(op *Op, t time.Duration, set bool, mode string, hasMode 
 }
 
 // maxTime returns cmd as it is sent under the budget: with maxTimeMS set
-// to the remaining time less the server's minimum round trip time. When
-// that leaves nothing, the command is not sent: the error is a
+// to the remaining time less rtt, the selected server's minRoundTripTime.
+// When that leaves nothing, the command is not sent: the error is a
 // *TimeoutError (the caller checks the connection back in).
 //
-// The specification takes minRoundTripTime from the topology description
-// used for selection; this reads the server's live RTT statistics, which
-// is the same value unless a monitor reset the server in between (then 0,
-// which only disables the short cut). The older seed (000) derived
-// maxTimeMS from a 90th-percentile RTT; the current Markdown uses
-// minRoundTripTime, as here.
-func (x *Executor) maxTime(ctx context.Context, op *Op, addr string, cmd bson.Raw) (bson.Raw, error) {
+// rtt is read during selection (topology.SelectFor), as the specification
+// asks, not here: a monitor that resets the server between selection and
+// here would otherwise turn the short cut off. The specification names
+// the selection's TopologyDescription as the source; its
+// minRoundTripTime is only refreshed when a check completes, so the RTT
+// task's current minimum, read at the same moment, is taken when larger
+// (the command-execution test "maxTimeMS value in the command is less
+// than timeoutMS" needs the RTT task's samples within a second). The older seed (000) derived maxTimeMS
+// from a 90th-percentile RTT; the current Markdown uses minRoundTripTime,
+// as here.
+func maxTime(ctx context.Context, op *Op, rtt time.Duration, cmd bson.Raw) (bson.Raw, error) {
 	b := budgetOf(ctx)
 	if b == nil {
 		return cmd, nil
@@ -218,17 +222,15 @@ func (x *Executor) maxTime(ctx context.Context, op *Op, addr string, cmd bson.Ra
 		return cmd, nil
 	}
 	remaining := time.Until(dl)
-	var rtt time.Duration
-	if s, ok := x.Topology.Server(addr); ok {
-		rtt = s.MinRTT()
-	}
 	if remaining <= 0 || remaining <= rtt {
 		return nil, &TimeoutError{Stage: StageBeforeSend, Err: fmt.Errorf("%v left, not more than the server's minimum round trip time %v: %w", remaining.Round(time.Microsecond), rtt, context.DeadlineExceeded)}
 	}
 	ms := max((remaining - rtt).Milliseconds(), 1)
 	if op.Name == "getMore" {
 		// A tailable awaitData cursor's getMore: min(maxAwaitTimeMS,
-		// remaining - minRTT); the others send none.
+		// remaining - minRTT); the others send none. The seed (000)
+		// sent maxAwaitTimeMS as it was; the Markdown (2024-01-29) caps
+		// it, as here.
 		v, err := cmd.LookupErr("maxTimeMS")
 		if err != nil {
 			return cmd, nil
@@ -241,10 +243,14 @@ func (x *Executor) maxTime(ctx context.Context, op *Op, addr string, cmd bson.Ra
 	if op.NoMaxTime {
 		return cmd, nil
 	}
-	// A maxTimeMS in the command (the deprecated option, or one given to
-	// RunCommand) is replaced.
-	if _, err := cmd.LookupErr("maxTimeMS"); err == nil {
-		cmd = without(cmd, "maxTimeMS")
+	// A maxTimeMS the driver put in the command (the deprecated option) is
+	// replaced. RunCommand's document is not looked at: the specification
+	// ("RunCommand") forbids checking it for maxTimeMS, and its
+	// documentation says what a document with its own then gets.
+	if !op.KeepMaxTime {
+		if _, err := cmd.LookupErr("maxTimeMS"); err == nil {
+			cmd = without(cmd, "maxTimeMS")
+		}
 	}
 	return withInt64(cmd, "maxTimeMS", ms), nil
 }
@@ -276,9 +282,21 @@ func withInt64(doc bson.Raw, key string, n int64) bson.Raw {
 
 // retryAgain tells whether run may make another retry after n attempts:
 // one retry without timeoutMS; with it, as many as fit in the budget (the
-// specification's "Retryability"). timeoutMS: 0 retries until an attempt
-// succeeds or fails with an error that is not retryable, as the
-// retryability-timeoutMS tests require.
+// specification's "Retryability": retry "as many times as possible before
+// the timeout expires or a retry attempt returns a non-retryable error").
+//
+// timeoutMS: 0 is an infinite timeout, so a server that keeps answering
+// with retryable errors is retried until an attempt succeeds or fails
+// with an error that is not retryable. That is the specification's rule
+// taken literally, and its retryability-timeoutMS tests require more than
+// one retry under timeoutMS: 0. We keep it, rather than cap the retries,
+// because what ends it is in the caller's hands: the context given to the
+// operation (its deadline or cancellation ends the loop at the next
+// attempt, see shouldRetry) and Disconnect (which cancels every
+// operation). A retry that must select a server again is bounded by
+// serverSelectionTimeoutMS, so a server that goes away ends the loop too.
+// There is no backoff between these retries, as the specification's
+// rationale says; overload errors have their own (overload.go).
 func retryAgain(ctx context.Context, n int) bool {
 	if n < 2 {
 		return true
@@ -295,6 +313,9 @@ const (
 	StageBeforeSend = "before sending the command"
 	StageServer     = "waiting for the server's reply"
 	StageServerSide = "on the server (MaxTimeMSExpired)"
+	// StageRetry: the budget ran out while a retryable error was to be
+	// retried; the error is the last attempt's that reached the server.
+	StageRetry = "retrying after a retryable error"
 )
 
 // TimeoutError is an operation whose timeoutMS budget ran out: Stage says

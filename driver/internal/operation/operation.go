@@ -210,6 +210,10 @@ type Result struct {
 	// CursorTimeout, for an Op with Cursor, says how timeoutMS applies to
 	// the cursor's getMores and killCursors.
 	CursorTimeout CursorTimeout
+	// Bounded: a positive timeoutMS bounded the operation, so a write
+	// error in Body with code 50 (MaxTimeMSExpired) is its timeout (CSOT's
+	// error transformations).
+	Bounded bool
 }
 
 // OpContext is the context of one client operation whose own context
@@ -315,8 +319,11 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 	if err == nil {
 		res, err = x.run(ctx, op, id, &fin)
 		err = timeoutError(ctx, err)
-		if b := budgetOf(ctx); b != nil && err == nil && op.Cursor {
-			res.CursorTimeout = b.cursor
+		if b := budgetOf(ctx); b != nil {
+			if err == nil && op.Cursor {
+				res.CursorTimeout = b.cursor
+			}
+			res.Bounded = b.on
 		}
 	} else {
 		err = &Error{Op: op.Name, Err: err}
@@ -343,12 +350,14 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	switch {
 	case b != nil && b.pinned != nil:
 		addr, p, pc = b.Address, b.pool, b.pinned
+		st.minRTT = bindingRTT(x.Topology.Description(), addr)
 	case b != nil:
 		s, ok := x.Topology.Server(b.Address)
 		if !ok {
 			return Result{}, &Error{Op: op.Name, Address: b.Address, Err: fmt.Errorf("the server %s is no longer part of the deployment", b.Address)}
 		}
 		addr, p = b.Address, s.Pool()
+		st.minRTT = bindingRTT(x.Topology.Description(), addr)
 		t1 := time.Now()
 		pc, err = x.checkOut(ctx, p, t1)
 		fin.CheckOut += time.Since(t1)
@@ -361,7 +370,8 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		if len(st.deprioritized) > 0 {
 			sel.Deprioritized = append(sel.Deprioritized[:len(sel.Deprioritized):len(sel.Deprioritized)], st.deprioritized...)
 		}
-		s, err := x.Topology.SelectFor(ctx, sel, topology.Op{Name: op.Name, ID: id})
+		s, minRTT, err := x.Topology.SelectFor(ctx, sel, topology.Op{Name: op.Name, ID: id})
+		st.minRTT = minRTT
 		fin.Selection += time.Since(t0)
 		if err != nil {
 			st.selectFailed = true
@@ -568,7 +578,7 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 		cmd = appendTxnNumber(cmd, st.txn)
 		*ebuf = cmd
 	}
-	if cmd, err = x.maxTime(ctx, op, addr, cmd); err != nil {
+	if cmd, err = maxTime(ctx, op, st.minRTT, cmd); err != nil {
 		return Result{Address: addr}, &Error{Op: op.Name, Address: addr, Err: err}
 	}
 	req := conn.Request{DB: op.DB, Command: cmd, Sequences: seqs, MoreToCome: op.Unacknowledged, Watched: watched,
@@ -804,6 +814,15 @@ func extend(dst []byte, cmd bson.Raw, sess *session.Server, clusterTime, rc, wc,
 	return b[start:]
 }
 
+// bindingRTT is the minRoundTripTime of a cursor's server for its getMore
+// or killCursors, which select no server: the one in the current topology
+// description (0 once the server is Unknown, which only turns off the
+// short cut).
+func bindingRTT(td description.TopologyDescription, addr string) time.Duration {
+	sd, _ := td.Server(addr)
+	return sd.MinRoundTripTime
+}
+
 // readPreferenceFor returns the $readPreference a read under rp needs on
 // the server at addr (selection.ToSend), or nil.
 func readPreferenceFor(rp selection.ReadPref, td description.TopologyDescription, addr string) bson.Raw {
@@ -821,17 +840,42 @@ func readPreferenceFor(rp selection.ReadPref, td description.TopologyDescription
 // checkOut takes a connection from p for an operation whose selection
 // started at selStart. Without timeoutMS, waitQueueTimeoutMS (the pool's
 // own) and ctx bound the wait. With it, waitQueueTimeoutMS is ignored: the
-// checkout gets the remaining computedServerSelectionTimeout,
-// min(serverSelectionTimeoutMS, remaining timeoutMS) counted from the start
-// of selection (CSOT, "Server Selection"); ctx carries the timeoutMS part.
+// checkout, and the establishment of a new connection for it (handshake
+// and authentication included), get the remaining
+// computedServerSelectionTimeout, min(serverSelectionTimeoutMS, remaining
+// timeoutMS) counted from the start of selection (CSOT, "Server
+// Selection"); conn.ForOperation tells Dial so.
 func (x *Executor) checkOut(ctx context.Context, p *pool.Pool[*conn.Conn], selStart time.Time) (*pool.Pooled[*conn.Conn], error) {
 	if budgetOf(ctx) == nil {
 		return p.CheckOut(ctx)
 	}
-	var wait time.Duration
+	cctx := conn.ForOperation(ctx)
 	if x.ServerSelectionTimeout > 0 {
-		// Selection used it all: a checkout that must wait times out.
-		wait = max(x.ServerSelectionTimeout-time.Since(selStart), time.Nanosecond)
+		dl := selStart.Add(x.ServerSelectionTimeout)
+		if cur, ok := ctx.Deadline(); !ok || dl.Before(cur) {
+			var cancel context.CancelFunc
+			cctx, cancel = context.WithDeadline(cctx, dl)
+			defer cancel()
+		}
 	}
-	return p.CheckOutWithin(ctx, wait)
+	pc, err := p.CheckOutWithin(cctx, 0)
+	if dl, ok := cctx.Deadline(); err != nil && ok && !time.Now().Before(dl) {
+		// The computedServerSelectionTimeout ran out: the checkout, or
+		// the establishment of its connection, timed out. (The clock is
+		// asked rather than cctx.Err(): a socket's deadline can fire
+		// before the context's timer has marked it done.) That is a
+		// timeout error, and final (run does not retry it), as a
+		// selection that times out is: the prose test "server
+		// selection timeout honored for connection handshake commands"
+		// (timeoutMS 20, serverSelectionTimeoutMS 10, a handshake blocked
+		// 15 ms) expects the operation to fail within 15 ms, which leaves
+		// no room for a retry.
+		stage := StageCheckout
+		var de *pool.DialError
+		if errors.As(err, &de) {
+			stage = StageConnect
+		}
+		err = &TimeoutError{Stage: stage, Err: err}
+	}
+	return pc, err
 }

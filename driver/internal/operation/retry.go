@@ -57,6 +57,9 @@ type attemptState struct {
 	mongos           bool // the last attempt's server is a mongos
 	deprioritized    []string
 	selectFailed     bool // the last attempt found no server
+	// minRTT is the last attempt's server's minRoundTripTime, taken from
+	// the topology description its selection used (maxTime).
+	minRTT time.Duration
 }
 
 // run runs op's attempts, in one loop where the retry policies combine
@@ -110,8 +113,11 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 			// retried.
 			return out.res, noRetryableWrites(out.err, &st)
 		}
-		if !x.shouldRetry(ctx, op, &st, err) && !x.retryableOverload(ctx, op, err) {
-			return out.res, noRetryableWrites(out.err, &st)
+		var te *TimeoutError
+		if errors.As(err, &te) || !x.shouldRetry(ctx, op, &st, err) && !x.retryableOverload(ctx, op, err) {
+			// A *TimeoutError is final: the budget, or the
+			// computedServerSelectionTimeout (checkOut), ran out.
+			return out.res, expiredWhileRetrying(ctx, &st, err, noRetryableWrites(out.err, &st))
 		}
 		overload := isOverload(err)
 		if overload {
@@ -124,7 +130,7 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		// stays within maxAdaptiveRetries (client backpressure,
 		// "Interaction with Other Retry Policies").
 		if retries > allowed && (capped || !retryAgain(ctx, retries+1)) {
-			return out.res, noRetryableWrites(out.err, &st)
+			return out.res, expiredWhileRetrying(ctx, &st, err, noRetryableWrites(out.err, &st))
 		}
 		// A retry avoids the failed server on a sharded cluster always,
 		// elsewhere only after an overload error with
@@ -139,9 +145,61 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		}
 		st.addr = ""
 		if overload && x.backoff(ctx, retries, err) != nil {
-			return out.res, noRetryableWrites(out.err, &st)
+			return out.res, expiredWhileRetrying(ctx, &st, err, noRetryableWrites(out.err, &st))
 		}
 	}
+}
+
+// expiredWhileRetrying returns the error run ends with, ret, as a
+// *TimeoutError when a positive timeoutMS ran out while the operation
+// still had to be retried: the last attempt, last, failed with a
+// retryable error, or a retry failed on the budget before its command was
+// sent (selection, checkout, or too little time left for the server's
+// round trip). ret is then the error of the last attempt that was sent,
+// which by itself says nothing of the timeout; CSOT's "Retryability"
+// requires a timeout error once the timeout expires. A non-retryable
+// error that comes back as the budget happens to run out is returned as
+// it is.
+func expiredWhileRetrying(ctx context.Context, st *attemptState, last, ret error) error {
+	b := budgetOf(ctx)
+	if b == nil || !b.on || ret == nil {
+		return ret
+	}
+	// The budget ran out, or what is left of it was too little to send
+	// the retry (maxTime's short cut, a *TimeoutError before the
+	// deadline).
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) && !isTimeout(last) {
+		return ret
+	}
+	var te *TimeoutError
+	if errors.As(timeoutError(ctx, ret), &te) {
+		return ret // already a timeout error (Execute makes it one)
+	}
+	retryable := isOverload(last) || isTimeout(last)
+	switch st.retry {
+	case RetryRead:
+		retryable = retryable || retryableReadError(last)
+	case RetryWrite:
+		retryable = retryable || retryableWriteError(last, st)
+	}
+	if !retryable {
+		return ret
+	}
+	oe, ok := ret.(*Error)
+	if !ok {
+		return &TimeoutError{Stage: StageRetry, Err: ret}
+	}
+	return &Error{Op: oe.Op, Address: oe.Address, Err: &TimeoutError{Stage: StageRetry, Err: oe.Err}}
+}
+
+// isTimeout tells whether err is a timeout of the budget: a
+// *TimeoutError, a context deadline or a network timeout.
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne *conn.NetworkError
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // outcome is the error run returns, with the result that came with it.

@@ -320,6 +320,8 @@ func (m *monitor) config() conn.Config {
 	cc.Credential = nil
 	cc.ConnectTimeout = m.t.cfg.monitorTimeout()
 	cc.SocketTimeout = 0
+	// Monitors do not use timeoutMS (CSOT, "Server Monitoring").
+	cc.Timeout, cc.TimeoutSet = 0, false
 	return cc
 }
 

@@ -19,11 +19,15 @@ type Op struct {
 // specification: ServerSelectionStarted, ServerSelectionWaiting once if no
 // server was suitable at first, then ServerSelectionSucceeded or
 // ServerSelectionFailed. They carry ctx, so a monitor can put the wait on
-// the caller's trace. Without a selection monitor it is Select.
-func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op) (*Server, error) {
+// the caller's trace. Without a selection monitor it is Select. minRTT is
+// the chosen server's minimum round trip time read during selection (see
+// selectWith), which a monitor resetting the server afterwards does not
+// change: client-side operation timeouts derive maxTimeMS from it (CSOT,
+// "Command Execution").
+func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op) (s *Server, minRTT time.Duration, err error) {
 	d := t.cfg.Events
 	if !d.Selection() {
-		return t.Select(ctx, sel)
+		return t.selectWith(ctx, sel, nil)
 	}
 	f := event.SelectionFields{
 		Selector:    sel.String(),
@@ -32,7 +36,7 @@ func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op)
 		Topology:    eventTopology(t.Description()),
 	}
 	d.SelectionEvent(ctx, &event.ServerSelectionStarted{SelectionFields: f})
-	s, err := t.selectWith(ctx, sel, func(_ description.TopologyDescription, remaining time.Duration) {
+	s, minRTT, err = t.selectWith(ctx, sel, func(_ description.TopologyDescription, remaining time.Duration) {
 		w := f
 		w.Topology = eventTopology(t.Description())
 		d.SelectionEvent(ctx, &event.ServerSelectionWaiting{SelectionFields: w, RemainingTime: remaining})
@@ -40,12 +44,12 @@ func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op)
 	f.Topology = eventTopology(t.Description())
 	if err != nil {
 		d.SelectionEvent(ctx, &event.ServerSelectionFailed{SelectionFields: f, Failure: err})
-		return nil, err
+		return nil, 0, err
 	}
 	ok := &event.ServerSelectionSucceeded{SelectionFields: f}
 	ok.ServerHost, ok.ServerPort = event.SplitAddress(s.Address())
 	d.SelectionEvent(ctx, ok)
-	return s, nil
+	return s, minRTT, nil
 }
 
 // waitFunc is selection.Options.OnWait.
@@ -81,11 +85,13 @@ func (t *Topology) RequestImmediateCheck() {
 // Select chooses a server for sel (see selection.Select) and counts one
 // operation in progress on it; the caller calls EndOperation when done.
 func (t *Topology) Select(ctx context.Context, sel selection.Selector) (*Server, error) {
-	return t.selectWith(ctx, sel, nil)
+	s, _, err := t.selectWith(ctx, sel, nil)
+	return s, err
 }
 
-// selectWith is Select with selection.Options.OnWait.
-func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWait waitFunc) (*Server, error) {
+// selectWith is Select with selection.Options.OnWait; it also returns the
+// chosen server's minimum round trip time as selection saw it.
+func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWait waitFunc) (*Server, time.Duration, error) {
 	opts := selection.Options{
 		Timeout:            t.cfg.ServerSelectionTimeout,
 		LocalThreshold:     t.cfg.LocalThreshold,
@@ -95,18 +101,24 @@ func (t *Topology) selectWith(ctx context.Context, sel selection.Selector, onWai
 	}
 	for {
 		if t.closing.Err() != nil {
-			return nil, ErrClosed
+			return nil, 0, ErrClosed
 		}
 		chosen, err := selection.Select(ctx, t, sel, opts)
 		if err != nil {
 			if t.closing.Err() != nil {
-				return nil, ErrClosed
+				return nil, 0, ErrClosed
 			}
-			return nil, err
+			return nil, 0, err
 		}
 		if s := t.snap.Load().servers[chosen.Address]; s != nil {
 			s.ops.Add(1)
-			return s, nil
+			// The description's minRoundTripTime is set when a check
+			// completes, which under the streaming protocol is every
+			// heartbeatFrequencyMS or later, while the RTT task's samples
+			// come in between: the larger of the two, both read now,
+			// during selection, is as fresh as the RTT task and immune,
+			// like the description, to a reset after selection.
+			return s, max(chosen.MinRoundTripTime, s.rtt.Min()), nil
 		}
 		// The server was removed between selection and lookup: select
 		// again from the newer topology.

@@ -27,9 +27,12 @@ func TestSelectForEvents(t *testing.T) {
 	defer topo.Close()
 
 	// The server is not known yet: selection waits, then succeeds.
-	srv, err := topo.SelectFor(context.Background(), selection.Write(), Op{Name: "insert", ID: 7})
+	srv, minRTT, err := topo.SelectFor(context.Background(), selection.Write(), Op{Name: "insert", ID: 7})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if sd, _ := topo.Description().Server(srv.Address()); minRTT < sd.MinRoundTripTime || minRTT < srv.MinRTT() {
+		t.Errorf("SelectFor's minRTT %v, below the description's minRoundTripTime %v or the RTT task's %v", minRTT, sd.MinRoundTripTime, srv.MinRTT())
 	}
 	srv.EndOperation()
 	evs := rec.Take()
@@ -57,7 +60,7 @@ func TestSelectForEvents(t *testing.T) {
 	}
 	defer none.Close()
 	rec.Take()
-	_, err = none.SelectFor(context.Background(), selection.Write(), Op{Name: "find", ID: 8})
+	_, _, err = none.SelectFor(context.Background(), selection.Write(), Op{Name: "find", ID: 8})
 	if err == nil {
 		t.Fatal("selected a server that does not exist")
 	}
