@@ -3,6 +3,7 @@ package description
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +25,9 @@ type RTT struct {
 	n       int     // samples since Reset, capped at rttWindow for the ring
 	next    int
 	samples [rttWindow]time.Duration
+	// min is Min's answer, computed when a sample comes or on Reset:
+	// selection reads it for every operation, without the lock.
+	min atomic.Int64
 }
 
 // Add records one sample. The first sample after Reset becomes the
@@ -45,6 +49,7 @@ func (r *RTT) Add(d time.Duration) {
 	if r.n < rttWindow {
 		r.n++
 	}
+	r.min.Store(int64(r.windowMin()))
 }
 
 // Average returns the moving average and whether there is one (false
@@ -64,8 +69,11 @@ func (r *RTT) Average() (time.Duration, bool) {
 // Min returns the smallest of the last 10 samples, or 0 while there are
 // fewer than 2, as the specification requires.
 func (r *RTT) Min() time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	return time.Duration(r.min.Load())
+}
+
+// windowMin computes Min; r.mu is held.
+func (r *RTT) windowMin() time.Duration {
 	if r.n < 2 {
 		return 0
 	}
@@ -81,4 +89,5 @@ func (r *RTT) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.avg, r.n, r.next = 0, 0, 0
+	r.min.Store(0)
 }
