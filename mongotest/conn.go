@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -394,6 +395,16 @@ func mergeSequences(dst []byte, body bson.Raw, seqs []wire.Sequence) (bson.Raw, 
 			return dst, newError(40433, "Duplicate field between command and document sequence: '%s'", s.Identifier)
 		}
 	}
+	// The merged document's size is known up to the array keys' digits:
+	// growing dst once saves copying a large insert several times over.
+	need := len(body)
+	for _, s := range seqs {
+		need += len(s.Identifier) + 7
+		for _, doc := range s.Docs {
+			need += len(doc) + 2 + 10 // type byte, key's NUL, at most 10 digits
+		}
+	}
+	dst = slices.Grow(dst, need)
 	start, dst := bson.AppendDocumentStart(dst)
 	dst = append(dst, body[4:len(body)-1]...)
 	for _, s := range seqs {
