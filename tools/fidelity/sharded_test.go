@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/event"
@@ -20,21 +21,31 @@ func TestShardedClusterTwoMongoses(t *testing.T) {
 	sc := mongotest.NewShardedCluster(t, 2, mongotest.ShardedClusterOptions{})
 	c := connect(t, sc.URI(), options.Client().SetRetryWrites(true))
 	coll := c.Database("db").Collection("c")
-	for i := 0; i < 20; i++ {
-		if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: i}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Each mongos got some of the writes: the driver selected both.
-	for i, m := range sc.Mongoses() {
+	// Insert until each mongos has had some of the writes: the driver
+	// selects both once it knows both, and its first checks of the two
+	// seeds may end at different times, so a fixed number of writes could
+	// all go to the one known first.
+	inserts := func(m *mongotest.Server) int {
 		n := 0
 		for _, cmd := range m.Commands() {
 			if cmd.Name == "insert" {
 				n++
 			}
 		}
-		if n == 0 {
-			t.Errorf("mongos %d received no insert: the driver did not use it", i)
+		return n
+	}
+	total := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for ; total < 20 || inserts(sc.Mongoses()[0]) == 0 || inserts(sc.Mongoses()[1]) == 0; total++ {
+		if time.Now().After(deadline) {
+			for i, m := range sc.Mongoses() {
+				if inserts(m) == 0 {
+					t.Fatalf("mongos %d received none of %d inserts in 10 s: the driver did not use it", i, total)
+				}
+			}
+		}
+		if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: total}}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// A client on each mongos alone sees every document.
@@ -44,8 +55,8 @@ func TestShardedClusterTwoMongoses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n != 20 {
-			t.Errorf("count through mongos %d: %d, want 20", i, n)
+		if n != int64(total) {
+			t.Errorf("count through mongos %d: %d, want %d", i, n, total)
 		}
 	}
 	var shards bson.M
