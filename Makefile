@@ -8,7 +8,7 @@ SPECS     ?= $(if $(MONGODB_SPECS_DIR),$(MONGODB_SPECS_DIR),$(abspath ../shared/
 # duration runs out (golang/go#75804, fixed in Go 1.27).
 FUZZTIME  ?= 150000x
 # Packages whose code runs concurrently; they run under the race detector.
-RACE_PKGS ?= ./bson/... ./driver/... ./internal/... ./mongotest/...
+RACE_PKGS ?= ./bson/... ./driver/... ./internal/... ./mongotest/... ./telemetry/...
 
 export MONGODB_SPECS_DIR := $(SPECS)
 
@@ -31,6 +31,10 @@ deps-check:
 	  bad=$$(echo "$$deps" | grep -E '^($(SINK_DEPS))' | sort -u); \
 	  if [ -n "$$bad" ]; then echo "./driver/... depends on sinks:"; echo "$$bad"; exit 1; fi; \
 	  echo "deps-check: ./driver/... imports no sink"
+	@imp=$$($(GO) list -f '{{.ImportPath}}: {{join .Imports " "}}' ./... | grep -E ' github.com/prometheus/client_golang' | cut -d: -f1 | grep -Ev '^github.com/mongoscope/mongoscope/(telemetry/metrics|cmd/.*)$$'); \
+	  sdk=$$($(GO) list -f '{{.ImportPath}}: {{join .Imports " "}}' ./... | grep -E ' go.opentelemetry.io/otel/sdk' | cut -d: -f1 | grep -Ev '^github.com/mongoscope/mongoscope/cmd/'); \
+	  if [ -n "$$imp$$sdk" ]; then echo "client_golang outside telemetry/metrics and cmd/, or the OTel SDK outside cmd/:"; echo "$$imp $$sdk"; exit 1; fi; \
+	  echo "deps-check: client_golang is imported only by telemetry/metrics (and cmd/), the OTel SDK only by cmd/ and tests"
 
 vet:
 	$(GO) vet ./...

@@ -11,7 +11,6 @@ import (
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/telemetry/metrics"
 	"github.com/mongoscope/mongoscope/telemetry/tracing"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -25,7 +24,7 @@ type Options struct {
 	// TracerProvider makes the spans; nil means the global one.
 	TracerProvider trace.TracerProvider
 	// Registerer takes the metrics; nil means prometheus.DefaultRegisterer.
-	Registerer prometheus.Registerer
+	Registerer metrics.Registerer
 	// QueryTextMaxLength adds db.query.text to command spans, cut to this
 	// length; 0 leaves it out.
 	QueryTextMaxLength int
@@ -60,11 +59,7 @@ func New(o Options) (*Telemetry, error) {
 	}
 	if !o.NoMetrics {
 		t.metrics = metrics.New(metrics.Options{Buckets: o.Buckets})
-		r := o.Registerer
-		if r == nil {
-			r = prometheus.DefaultRegisterer
-		}
-		if err := r.Register(t.metrics); err != nil {
+		if err := t.metrics.Register(o.Registerer); err != nil {
 			return nil, err
 		}
 	}
