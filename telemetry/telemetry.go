@@ -21,6 +21,10 @@ type Options struct {
 	// Logger receives the driver's log messages at info and above; nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// LogLevels sets a logging component's minimum level (command and
+	// connection messages are debug); nil logs every component at info.
+	// MONGODB_LOG_* variables still apply to the components it leaves out.
+	LogLevels map[logging.Component]logging.Level
 	// TracerProvider makes the spans; nil means the global one.
 	TracerProvider trace.TracerProvider
 	// Registerer takes the metrics; nil means prometheus.DefaultRegisterer.
@@ -50,7 +54,7 @@ func New(o Options) (*Telemetry, error) {
 		if l == nil {
 			l = slog.Default()
 		}
-		t.logging = &logging.Options{Logger: l}
+		t.logging = &logging.Options{Logger: l, Levels: o.LogLevels}
 	}
 	if !o.NoTracing {
 		on := true
