@@ -26,7 +26,7 @@ type Dispatcher struct {
 
 // NewDispatcher returns a Dispatcher for monitors. Each value is checked for
 // each monitor interface of this package and receives every family it
-// implements. A *Dispatcher given here contributes its own monitors. Nil
+// implements, or, when it is a FamilyFilter, those of them it asks for. A *Dispatcher given here contributes its own monitors. Nil
 // values are skipped; values that implement no monitor interface are kept
 // aside and reported by Unused, so a caller can refuse them.
 func NewDispatcher(monitors ...any) *Dispatcher {
@@ -45,27 +45,71 @@ func NewDispatcher(monitors ...any) *Dispatcher {
 			}
 			continue
 		}
+		want := AllFamilies
+		if f, ok := m.(FamilyFilter); ok {
+			want = f.EventFamilies()
+		}
 		used := false
 		if x, ok := m.(OperationMonitor); ok {
-			d.operation, used = append(d.operation, x), true
+			used = true
+			if want&FamilyOperation != 0 {
+				d.operation = append(d.operation, x)
+			}
 		}
 		if x, ok := m.(CommandMonitor); ok {
-			d.command, used = append(d.command, x), true
+			used = true
+			if want&FamilyCommand != 0 {
+				d.command = append(d.command, x)
+			}
 		}
 		if x, ok := m.(PoolMonitor); ok {
-			d.pool, used = append(d.pool, x), true
+			used = true
+			if want&FamilyPool != 0 {
+				d.pool = append(d.pool, x)
+			}
 		}
 		if x, ok := m.(TopologyMonitor); ok {
-			d.topology, used = append(d.topology, x), true
+			used = true
+			if want&FamilyTopology != 0 {
+				d.topology = append(d.topology, x)
+			}
 		}
 		if x, ok := m.(SelectionMonitor); ok {
-			d.selection, used = append(d.selection, x), true
+			used = true
+			if want&FamilySelection != 0 {
+				d.selection = append(d.selection, x)
+			}
 		}
 		if !used {
 			d.unused = append(d.unused, m)
 		}
 	}
 	return d
+}
+
+// A Family is a set of event families, one bit per monitor interface.
+type Family uint8
+
+// The event families.
+const (
+	FamilyOperation Family = 1 << iota // OperationMonitor
+	FamilyCommand                      // CommandMonitor
+	FamilyPool                         // PoolMonitor
+	FamilyTopology                     // TopologyMonitor
+	FamilySelection                    // SelectionMonitor
+
+	AllFamilies Family = 1<<iota - 1
+)
+
+// A FamilyFilter is a monitor that may want fewer event families than it
+// implements: a sink switched off (a tracer whose tracing is disabled, a
+// logging sink whose components are off) answers with the families it
+// would use, and NewDispatcher attaches it to those alone. Since the driver
+// builds an event only for a family some monitor takes, a monitor that
+// takes none costs nothing, yet is still accepted as a monitor. The answer
+// is read once, when the Dispatcher is built.
+type FamilyFilter interface {
+	EventFamilies() Family
 }
 
 // Unused returns the values given to NewDispatcher that implement no

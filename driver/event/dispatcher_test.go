@@ -232,3 +232,38 @@ func BenchmarkPoolMonitor(b *testing.B) {
 		emitCheckedIn(ctx, d, "h:27017", 1)
 	}
 }
+
+// filtered is a recorder that asks for some families only.
+type filtered struct {
+	recorder
+	want event.Family
+}
+
+func (f filtered) EventFamilies() event.Family { return f.want }
+
+func TestDispatcherFamilyFilter(t *testing.T) {
+	var log []string
+	off := filtered{recorder{"off", &log}, 0}
+	cmd := filtered{recorder{"cmd", &log}, event.FamilyCommand | event.FamilySelection}
+	d := event.NewDispatcher(off, cmd)
+	if u := d.Unused(); len(u) != 0 {
+		t.Fatalf("a monitor that filters every family out is still a monitor; Unused = %v", u)
+	}
+	if d.Operation() || d.Pool() || d.Topology() {
+		t.Errorf("families nobody asked for are on: operation %v pool %v topology %v", d.Operation(), d.Pool(), d.Topology())
+	}
+	if !d.Command() || !d.Selection() {
+		t.Errorf("command %v selection %v, want both on", d.Command(), d.Selection())
+	}
+	ctx := context.Background()
+	ctx = d.CommandStarted(ctx, &event.CommandStarted{CommandFields: event.CommandFields{CommandName: "find"}})
+	d.CommandSucceeded(ctx, &event.CommandSucceeded{})
+	d.OperationStarted(ctx, &event.OperationStarted{Name: "find"})
+	want := []string{"cmd:cmdStarted find", "cmd:cmdSucceeded find"}
+	if !reflect.DeepEqual(log, want) {
+		t.Errorf("log = %q, want %q", log, want)
+	}
+	if d := event.NewDispatcher(off); d.Operation() || d.Command() || d.Pool() || d.Topology() || d.Selection() {
+		t.Error("a dispatcher whose only monitor takes no family reports one on")
+	}
+}

@@ -31,6 +31,29 @@ var (
 	_ event.SelectionMonitor = (*Sink)(nil)
 )
 
+// EventFamilies implements event.FamilyFilter: the Sink takes the events
+// of the components it logs at some level (command: command events;
+// connection: pool events; topology and failover: topology events;
+// serverSelection: selection events), so that a component turned off
+// costs the driver nothing, not even building its events.
+func (s *Sink) EventFamilies() event.Family {
+	var f event.Family
+	on := func(c int) bool { return s.min[c] < slogOff }
+	if on(compCommand) {
+		f |= event.FamilyCommand
+	}
+	if on(compConnection) {
+		f |= event.FamilyPool
+	}
+	if on(compTopology) || on(compFailover) {
+		f |= event.FamilyTopology
+	}
+	if on(compSelection) {
+		f |= event.FamilySelection
+	}
+	return f
+}
+
 // Close closes the file MONGODB_LOG_PATH named, if the Sink opened one.
 // Call it once the client that sends events here is disconnected: a
 // message logged after Close is lost.

@@ -606,3 +606,28 @@ func TestSinkWarn(t *testing.T) {
 		}
 	}
 }
+
+// TestEventFamilies checks that a Sink takes only the event families of the
+// components it logs, so a component turned off costs the driver nothing.
+func TestEventFamilies(t *testing.T) {
+	off := map[Component]Level{ComponentCommand: LevelOff, ComponentTopology: LevelOff, ComponentServerSelection: LevelOff, ComponentConnection: LevelOff, ComponentFailover: LevelOff}
+	for _, tc := range []struct {
+		name   string
+		levels map[Component]Level
+		env    map[string]string
+		want   event.Family
+	}{
+		{"every component off", off, nil, 0},
+		{"nothing set, no handler in code", nil, nil, event.FamilyCommand | event.FamilyPool | event.FamilyTopology | event.FamilySelection},
+		{"command only", map[Component]Level{ComponentCommand: LevelDebug, ComponentTopology: LevelOff, ComponentServerSelection: LevelOff, ComponentConnection: LevelOff, ComponentFailover: LevelOff}, nil, event.FamilyCommand},
+		{"failover alone needs topology events", map[Component]Level{ComponentCommand: LevelOff, ComponentTopology: LevelOff, ComponentServerSelection: LevelOff, ComponentConnection: LevelOff, ComponentFailover: LevelInformational}, nil, event.FamilyTopology},
+		{"environment turns connection on", map[Component]Level{ComponentCommand: LevelOff, ComponentTopology: LevelOff, ComponentServerSelection: LevelOff, ComponentFailover: LevelOff}, map[string]string{"MONGODB_LOG_CONNECTION": "debug"}, event.FamilyPool},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := newSink(t, Options{Levels: tc.levels, Getenv: func(k string) string { return tc.env[k] }})
+			if got := s.EventFamilies(); got != tc.want {
+				t.Errorf("EventFamilies() = %b, want %b", got, tc.want)
+			}
+		})
+	}
+}
