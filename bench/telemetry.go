@@ -516,13 +516,13 @@ mongotest server in a child process, the seeded tweets for findOne):
 Costs are throughput lost: 1 - ops/s(config) / ops/s(baseline), negative
 when the config ran faster (noise). spans/op counts the spans exported per
 operation over the row's measured runs (our sinks make an operation span
-and its command spans; the stand-in one span per command). "client CPU/op"
-is this process's CPU time per operation, extra over the baseline (median
-of the rounds' ratios; not a target): the drivers' own work, less exposed
-than wall time to the server and other processes, but it includes the
-client's polling on the single-goroutine rows (see the CRUD notes). The targets
-are printed PASS/MISS; a MISS does not fail the run. The cores are shared
-with the server and anything else running: the ≤1% target is within the
-noise unless the [min, max] spread over rounds is narrow; raise
+and its command spans; the stand-in one span per command). "client
+CPU/op" is this process's CPU time per operation, extra over the baseline
+(median of the rounds' ratios; not a target): the drivers' own work, less
+exposed than wall time to the server and other processes, but it includes
+the client's polling on the single-goroutine rows (see the CRUD notes).
+The targets are printed PASS/MISS; a MISS does not fail the run. The cores
+are shared with the server and anything else running: the ≤1% target is
+within the noise unless the [min, max] spread over rounds is narrow; raise
 -telemetrycount for more rounds.
 `
