@@ -8,7 +8,10 @@
 //
 // Usage (from the repository root): make bench, or
 //
-//	cd bench && go run . [-count 3] [-benchtime 1s] [-run regexp] [-crudcount 5] [-cpuprofile file]
+//	cd bench && go run . [-count 3] [-benchtime 1s] [-run regexp] [-crudcount 5] [-telemetrycount 7] [-cpuprofile file]
+//
+// The telemetry overhead table (telemetry.go), printed after the CRUD
+// tables, has rows named "telemetry ...": -run telemetry runs it alone.
 package main
 
 import (
@@ -52,6 +55,7 @@ func main() {
 	benchtime := flag.Duration("benchtime", time.Second, "target duration of each run")
 	run := flag.String("run", ".", "regexp selecting tasks by name")
 	crudCount := flag.Int("crudcount", 5, "runs per CRUD row (the CRUD rows go through the network and a server, so they are noisier)")
+	telemetryCount := flag.Int("telemetrycount", 7, "interleaved rounds per telemetry row (each round runs every configuration once; 0 skips them)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (both drivers) to this file")
 	failoverFor := flag.Duration("failover", 60*time.Second, "how long each failover row runs (0 skips them)")
 	stepEvery := flag.Duration("stepdown", 10*time.Second, "how often the failover rows step the primary down")
@@ -108,7 +112,8 @@ official Raw.Validate checks only the top level's element framing and accepts,
 for example, a nested boolean byte of 7 or invalid UTF-8 in any string.`)
 	}
 	crud := runCRUDTasks(sel, *crudCount, len(matched) > 0)
-	runDriverTasks(sel, *count, *benchtime, len(matched) > 0 || crud)
+	tel := runTelemetry(sel, *telemetryCount, len(matched) > 0 || crud)
+	runDriverTasks(sel, *count, *benchtime, len(matched) > 0 || crud || tel)
 	runCSOT(sel, *csotRuns, true)
 	runFailover(sel, *failoverFor, *stepEvery, true)
 }
