@@ -92,7 +92,7 @@
 //
 // The specification's "transaction" span comes with the driver's
 // transactions (issue 16). An operation span's parent is decided in one
-// place (the parent function), which is where an operation in a
+// place (the Tracer.parent method), which is where an operation in a
 // transaction will find the transaction's span.
 //
 // The Tracer starts no goroutine and never panics on any event.

@@ -44,6 +44,13 @@ type Options struct {
 	Getenv func(string) string
 }
 
+var (
+	_ event.OperationMonitor = (*Tracer)(nil)
+	_ event.CommandMonitor   = (*Tracer)(nil)
+	_ event.SelectionMonitor = (*Tracer)(nil)
+	_ event.PoolMonitor      = (*Tracer)(nil)
+)
+
 // A Tracer turns driver events into spans. Give it to a client in
 // driver.ClientOptions.Monitors. It is safe for concurrent use by any
 // number of operations, and starts no goroutine.
@@ -149,8 +156,10 @@ const (
 
 var systemAttr = attribute.String(attrSystem, "mongodb")
 
-type opKey struct{}
-type cmdKey struct{}
+// The context keys hold the Tracer, so that two Tracers on one client
+// keep their spans apart.
+type opKey struct{ t *Tracer }
+type cmdKey struct{ t *Tracer }
 
 // opState is an operation's span and what its events need, kept in the
 // context OperationStarted returns.
@@ -184,29 +193,42 @@ func specOperationName(e *event.OperationStarted) string {
 	return e.Name
 }
 
+// callerKey holds the span that was current where the operation was
+// called, set by the first Tracer that sees the operation: a second Tracer
+// on the same client then finds the caller's span, not the first one's
+// operation span.
+type callerKey struct{}
+
+// callerSpan returns the span current where the operation was called.
+func callerSpan(ctx context.Context) trace.Span {
+	if s, ok := ctx.Value(callerKey{}).(trace.Span); ok {
+		return s
+	}
+	return trace.SpanFromContext(ctx)
+}
+
 // parent returns the context an operation's span starts in, and the links
 // it carries. This is the one place that decides a parent:
 //
 //   - a cursor's getMore or killCursors (e.Origin set) starts under the
 //     span of the operation that opened the cursor, with a link to the
-//     span current in ctx (the caller's, when it has one);
-//   - any other operation starts under the span current in ctx.
+//     caller's span when it has one;
+//   - any other operation starts under the caller's span.
 //
 // Transactions (issue 16) will add a case here: an operation in a session
 // with a transaction in progress starts under the transaction's span.
-func parent(ctx context.Context, e *event.OperationStarted) (context.Context, []trace.Link) {
-	if e.Origin == nil {
-		return ctx, nil
+func (t *Tracer) parent(ctx context.Context, e *event.OperationStarted) (context.Context, []trace.Link) {
+	caller := callerSpan(ctx)
+	if e.Origin != nil {
+		if o, _ := e.Origin.Value(opKey{t}).(*opState); o != nil {
+			var links []trace.Link
+			if sc := caller.SpanContext(); sc.IsValid() {
+				links = []trace.Link{{SpanContext: sc}}
+			}
+			return trace.ContextWithSpan(ctx, o.span), links
+		}
 	}
-	o, _ := e.Origin.Value(opKey{}).(*opState)
-	if o == nil {
-		return ctx, nil
-	}
-	var links []trace.Link
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		links = []trace.Link{{SpanContext: sc}}
-	}
-	return trace.ContextWithSpan(ctx, o.span), links
+	return trace.ContextWithSpan(ctx, caller), nil
 }
 
 // OperationStarted starts the operation's span, named "<op> <db>.<coll>"
@@ -233,13 +255,19 @@ func (t *Tracer) OperationStarted(ctx context.Context, e *event.OperationStarted
 		attrs = append(attrs, attribute.String(attrCollection, coll))
 	}
 	attrs = append(attrs, attribute.String(attrOperationName, name), attribute.String(attrOperationSummary, summary))
-	pctx, links := parent(ctx, e)
+	pctx, links := t.parent(ctx, e)
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
 	if len(links) > 0 {
 		opts = append(opts, trace.WithLinks(links...))
 	}
-	sctx, span := t.tracer.Start(pctx, summary, opts...)
-	return context.WithValue(sctx, opKey{}, &opState{span: span})
+	_, span := t.tracer.Start(pctx, summary, opts...)
+	if _, ok := ctx.Value(callerKey{}).(trace.Span); !ok {
+		ctx = context.WithValue(ctx, callerKey{}, trace.SpanFromContext(ctx))
+	}
+	// The operation's span is current in what the driver carries on, for
+	// the application's code the driver may call (none yet) and for other
+	// monitors; this Tracer finds it by its own key.
+	return context.WithValue(trace.ContextWithSpan(ctx, span), opKey{t}, &opState{span: span})
 }
 
 // OperationFinished sets the operation's totals, records its error and
@@ -248,7 +276,7 @@ func (t *Tracer) OperationFinished(ctx context.Context, e *event.OperationFinish
 	if t == nil || !t.enabled || e == nil {
 		return
 	}
-	o, _ := ctx.Value(opKey{}).(*opState)
+	o, _ := ctx.Value(opKey{t}).(*opState)
 	if o == nil {
 		return
 	}
@@ -274,7 +302,7 @@ func (t *Tracer) SelectionEvent(ctx context.Context, e event.SelectionEvent) {
 	if t == nil || !t.enabled || e == nil {
 		return
 	}
-	o, _ := ctx.Value(opKey{}).(*opState)
+	o, _ := ctx.Value(opKey{t}).(*opState)
 	if o == nil {
 		return
 	}
@@ -321,7 +349,7 @@ func (t *Tracer) PoolEvent(ctx context.Context, e event.PoolEvent) {
 	}
 	switch e := e.(type) {
 	case *event.ConnectionCheckedOut:
-		o, _ := ctx.Value(opKey{}).(*opState)
+		o, _ := ctx.Value(opKey{t}).(*opState)
 		if o == nil {
 			return
 		}
@@ -330,7 +358,7 @@ func (t *Tracer) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			attribute.Int64(attrDriverConnID, e.ConnectionID),
 			attribute.Float64(AttrWait, e.Duration.Seconds())))
 	case *event.ConnectionCheckOutFailed:
-		o, _ := ctx.Value(opKey{}).(*opState)
+		o, _ := ctx.Value(opKey{t}).(*opState)
 		if o == nil {
 			return
 		}
@@ -386,8 +414,16 @@ func (t *Tracer) CommandStarted(ctx context.Context, e *event.CommandStarted) co
 	if t.queryMax > 0 {
 		attrs = append(attrs, attribute.String(attrQueryText, queryText(cmd, t.queryMax)))
 	}
-	sctx, span := t.tracer.Start(ctx, e.CommandName, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	return context.WithValue(sctx, cmdKey{}, &cmdState{span: span})
+	pctx := ctx
+	if o, _ := ctx.Value(opKey{t}).(*opState); o != nil {
+		// Under this Tracer's operation span, whatever span another
+		// monitor made current since.
+		pctx = trace.ContextWithSpan(ctx, o.span)
+	}
+	_, span := t.tracer.Start(pctx, e.CommandName, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	// The command's span is current in what the driver carries on, so
+	// that the log sink's command messages name it (span_id).
+	return context.WithValue(trace.ContextWithSpan(ctx, span), cmdKey{t}, &cmdState{span: span})
 }
 
 // CommandSucceeded adds the cursor id a reply returns and ends the span.
@@ -395,7 +431,7 @@ func (t *Tracer) CommandSucceeded(ctx context.Context, e *event.CommandSucceeded
 	if t == nil || !t.enabled || e == nil {
 		return
 	}
-	c, _ := ctx.Value(cmdKey{}).(*cmdState)
+	c, _ := ctx.Value(cmdKey{t}).(*cmdState)
 	if c == nil {
 		return
 	}
@@ -413,7 +449,7 @@ func (t *Tracer) CommandFailed(ctx context.Context, e *event.CommandFailed) {
 	if t == nil || !t.enabled || e == nil {
 		return
 	}
-	c, _ := ctx.Value(cmdKey{}).(*cmdState)
+	c, _ := ctx.Value(cmdKey{t}).(*cmdState)
 	if c == nil {
 		return
 	}

@@ -3,13 +3,16 @@ package tracing_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 	"github.com/mongoscope/mongoscope/telemetry/tracing"
 	"go.opentelemetry.io/otel/attribute"
@@ -549,5 +552,108 @@ func TestHooksTakeAnyInput(t *testing.T) {
 	tr.OperationStarted(ctx, &event.OperationStarted{Name: "getMore", Origin: context.Background()})
 	if len(rec.Ended()) != 10 {
 		t.Errorf("%d spans ended; want the 10 commands'", len(rec.Ended()))
+	}
+}
+
+// A server reached over a Unix domain socket is network.transport "unix"
+// with no port.
+func TestUnixSocketTransport(t *testing.T) {
+	tr, rec := newRecorded(0)
+	ctx := context.Background()
+	cmd, _ := bson.Marshal(bson.D{{Key: "ping", Value: 1}})
+	for _, host := range []string{"/tmp/mongodb-27017.sock", "db.example.com"} {
+		port := 0
+		if !strings.HasSuffix(host, ".sock") {
+			port = 27017
+		}
+		c := tr.CommandStarted(ctx, &event.CommandStarted{CommandFields: event.CommandFields{CommandName: "ping", DatabaseName: "admin", ServerHost: host, ServerPort: port}, Command: cmd})
+		tr.CommandSucceeded(c, &event.CommandSucceeded{})
+	}
+	spans := rec.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans; want 2", len(spans))
+	}
+	for i, want := range []string{"unix", "tcp"} {
+		v, _ := attr(spans[i], "network.transport")
+		_, hasPort := attr(spans[i], "server.port")
+		if v.AsString() != want || hasPort != (want == "tcp") {
+			t.Errorf("span %d: network.transport %q, server.port present %v; want %q", i, v.AsString(), hasPort, want)
+		}
+	}
+}
+
+// Two Tracers on one client each make their own, whole, spans.
+func TestTwoTracers(t *testing.T) {
+	s := startServer(t, mongotest.Options{})
+	t1, r1 := newRecorded(0)
+	t2, r2 := newRecorded(0)
+	c := connect(t, s.URI(), t1, t2)
+	if _, err := c.Database("prose").Collection("c").InsertMany(context.Background(), []any{bson.D{{Key: "x", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, rec := range []*tracetest.SpanRecorder{r1, r2} {
+		spans := rec.Ended()
+		op, cmd := one(t, spans, "insert prose.c"), one(t, spans, "insert")
+		if cmd.Parent().SpanID() != op.SpanContext().SpanID() {
+			t.Errorf("tracer %d: the command span is not under its operation span", i+1)
+		}
+		if len(op.Events()) < 2 {
+			t.Errorf("tracer %d: operation span events %v", i+1, op.Events())
+		}
+	}
+}
+
+// captureHandler keeps the span_id of each command log message.
+type captureHandler struct {
+	mu  sync.Mutex
+	ids map[string][]string // message -> span ids
+}
+
+func (h *captureHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *captureHandler) WithGroup(string) slog.Handler            { return h }
+func (h *captureHandler) Handle(_ context.Context, r slog.Record) error {
+	var comp, span string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "component":
+			comp = a.Value.String()
+		case "span_id":
+			span = a.Value.String()
+		}
+		return true
+	})
+	if comp == "command" {
+		h.mu.Lock()
+		h.ids[r.Message] = append(h.ids[r.Message], span)
+		h.mu.Unlock()
+	}
+	return nil
+}
+
+// The log sink's command messages name the command's span: the logs and
+// the spans of one client agree.
+func TestCommandLogsNameTheCommandSpan(t *testing.T) {
+	s := startServer(t, mongotest.Options{})
+	tr, rec := newRecorded(0)
+	h := &captureHandler{ids: map[string][]string{}}
+	o := &driver.ClientOptions{Monitors: []any{tr}, Logging: &logging.Options{Handler: h,
+		Levels: map[logging.Component]logging.Level{logging.ComponentCommand: logging.LevelDebug}, Getenv: envOf(nil)}}
+	if err := o.ApplyURI(s.URI()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := driver.Connect(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(context.Background())
+	if _, err := c.Database("prose").Collection("c").InsertMany(context.Background(), []any{bson.D{{Key: "x", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := one(t, rec.Ended(), "insert").SpanContext().SpanID().String()
+	for _, msg := range []string{"Command started", "Command succeeded"} {
+		if ids := h.ids[msg]; len(ids) != 1 || ids[0] != want {
+			t.Errorf("%q span ids %v; want [%s]", msg, ids, want)
+		}
 	}
 }
