@@ -193,16 +193,23 @@ func specOperationName(e *event.OperationStarted) string {
 	return e.Name
 }
 
-// callerKey holds the span that was current where the operation was
-// called, set by the first Tracer that sees the operation: a second Tracer
-// on the same client then finds the caller's span, not the first one's
-// operation span.
+// callerKey holds a *caller: the span that was current where the
+// operation was called, set by the first Tracer that sees the operation.
+// A second Tracer on the same client, handed the same event, then finds
+// the caller's span rather than the first one's operation span; an
+// operation the driver runs inside another (another event) still nests
+// under the span current in its context.
 type callerKey struct{}
 
-// callerSpan returns the span current where the operation was called.
-func callerSpan(ctx context.Context) trace.Span {
-	if s, ok := ctx.Value(callerKey{}).(trace.Span); ok {
-		return s
+type caller struct {
+	ev   *event.OperationStarted
+	span trace.Span
+}
+
+// callerSpan returns the span current where the operation e was called.
+func callerSpan(ctx context.Context, e *event.OperationStarted) trace.Span {
+	if c, ok := ctx.Value(callerKey{}).(*caller); ok && c.ev == e {
+		return c.span
 	}
 	return trace.SpanFromContext(ctx)
 }
@@ -213,12 +220,14 @@ func callerSpan(ctx context.Context) trace.Span {
 //   - a cursor's getMore or killCursors (e.Origin set) starts under the
 //     span of the operation that opened the cursor, with a link to the
 //     caller's span when it has one;
+//   - an operation the driver runs inside one of this Tracer's operations
+//     starts under that operation's span;
 //   - any other operation starts under the caller's span.
 //
 // Transactions (issue 16) will add a case here: an operation in a session
 // with a transaction in progress starts under the transaction's span.
 func (t *Tracer) parent(ctx context.Context, e *event.OperationStarted) (context.Context, []trace.Link) {
-	caller := callerSpan(ctx)
+	caller := callerSpan(ctx, e)
 	if e.Origin != nil {
 		if o, _ := e.Origin.Value(opKey{t}).(*opState); o != nil {
 			var links []trace.Link
@@ -227,6 +236,9 @@ func (t *Tracer) parent(ctx context.Context, e *event.OperationStarted) (context
 			}
 			return trace.ContextWithSpan(ctx, o.span), links
 		}
+	}
+	if o, _ := ctx.Value(opKey{t}).(*opState); o != nil {
+		return trace.ContextWithSpan(ctx, o.span), nil
 	}
 	return trace.ContextWithSpan(ctx, caller), nil
 }
@@ -261,8 +273,8 @@ func (t *Tracer) OperationStarted(ctx context.Context, e *event.OperationStarted
 		opts = append(opts, trace.WithLinks(links...))
 	}
 	_, span := t.tracer.Start(pctx, summary, opts...)
-	if _, ok := ctx.Value(callerKey{}).(trace.Span); !ok {
-		ctx = context.WithValue(ctx, callerKey{}, trace.SpanFromContext(ctx))
+	if c, ok := ctx.Value(callerKey{}).(*caller); !ok || c.ev != e {
+		ctx = context.WithValue(ctx, callerKey{}, &caller{ev: e, span: trace.SpanFromContext(ctx)})
 	}
 	// The operation's span is current in what the driver carries on, for
 	// the application's code the driver may call (none yet) and for other
@@ -308,10 +320,16 @@ func (t *Tracer) SelectionEvent(ctx context.Context, e event.SelectionEvent) {
 	}
 	switch e := e.(type) {
 	case *event.ServerSelectionStarted:
+		if e == nil {
+			return
+		}
 		o.mu.Lock()
 		o.selectionStart = time.Now()
 		o.mu.Unlock()
 	case *event.ServerSelectionSucceeded:
+		if e == nil {
+			return
+		}
 		attrs := []attribute.KeyValue{attribute.String(attrServerAddress, e.ServerHost)}
 		if e.ServerPort != 0 {
 			attrs = append(attrs, attribute.Int64(attrServerPort, int64(e.ServerPort)))
@@ -350,7 +368,7 @@ func (t *Tracer) PoolEvent(ctx context.Context, e event.PoolEvent) {
 	switch e := e.(type) {
 	case *event.ConnectionCheckedOut:
 		o, _ := ctx.Value(opKey{t}).(*opState)
-		if o == nil {
+		if o == nil || e == nil {
 			return
 		}
 		o.span.AddEvent(EventCheckedOut, trace.WithAttributes(
@@ -359,7 +377,7 @@ func (t *Tracer) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			attribute.Float64(AttrWait, e.Duration.Seconds())))
 	case *event.ConnectionCheckOutFailed:
 		o, _ := ctx.Value(opKey{t}).(*opState)
-		if o == nil {
+		if o == nil || e == nil {
 			return
 		}
 		o.span.AddEvent(EventCheckOutFailed, trace.WithAttributes(

@@ -657,3 +657,34 @@ func TestCommandLogsNameTheCommandSpan(t *testing.T) {
 		}
 	}
 }
+
+// An operation the driver runs inside another nests under it, while two
+// Tracers handed the same operation both start under the caller's span.
+func TestParentResolution(t *testing.T) {
+	t1, rec := newRecorded(0)
+	t2, _ := newRecorded(0)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	ctx, app := tp.Tracer("app").Start(context.Background(), "app")
+	outer := &event.OperationStarted{Name: "find", Database: "d", Collection: "c"}
+	octx := t1.OperationStarted(ctx, outer)
+	octx = t2.OperationStarted(octx, outer) // t2 on the same client
+	inner := &event.OperationStarted{Name: "killCursors", Database: "d", Collection: "c"}
+	ictx := t1.OperationStarted(octx, inner)
+	t1.OperationFinished(ictx, &event.OperationFinished{})
+	t2.OperationFinished(octx, &event.OperationFinished{})
+	t1.OperationFinished(octx, &event.OperationFinished{})
+	app.End()
+	spans := rec.Ended()
+	find := one(t, spans, "find d.c")
+	if find.Parent().SpanID() != app.SpanContext().SpanID() {
+		t.Error("the operation span is not under the caller's span")
+	}
+	if in := one(t, spans, "killCursors d.c"); in.Parent().SpanID() != find.SpanContext().SpanID() {
+		t.Error("an operation run inside another is not its child")
+	}
+	// Typed nil events are ignored.
+	t1.SelectionEvent(octx, (*event.ServerSelectionSucceeded)(nil))
+	t1.SelectionEvent(octx, (*event.ServerSelectionStarted)(nil))
+	t1.PoolEvent(octx, (*event.ConnectionCheckedOut)(nil))
+	t1.PoolEvent(octx, (*event.ConnectionCheckOutFailed)(nil))
+}
