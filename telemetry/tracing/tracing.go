@@ -139,19 +139,44 @@ const (
 	attrCursorID         = "db.mongodb.cursor_id"
 	attrLsid             = "db.mongodb.lsid"
 	attrTxnNumber        = "db.mongodb.txn_number"
+)
 
-	// Beyond the specification, on operation spans.
+// The attributes this package adds to operation spans beyond the
+// specification, set when the operation ends.
+const (
+	// AttrSelectionDuration is the time spent in server selection, over
+	// all attempts, in seconds (float64).
 	AttrSelectionDuration = "db.mongodb.selection.duration"
-	AttrCheckoutDuration  = "db.mongodb.checkout.duration"
-	AttrAttempts          = "db.mongodb.attempts"
-	AttrTimeout           = "db.mongodb.timeout"
-	AttrWait              = "db.mongodb.wait.duration"
-	// The span events on operation spans.
-	EventServerSelected    = "server selected"
-	EventSelectionFailed   = "server selection failed"
-	EventCheckedOut        = "connection checked out"
-	EventCheckOutFailed    = "connection check out failed"
-	attrCheckOutFailReason = "db.mongodb.checkout.failure_reason"
+	// AttrCheckoutDuration is the time spent checking out connections,
+	// over all attempts, in seconds (float64).
+	AttrCheckoutDuration = "db.mongodb.checkout.duration"
+	// AttrAttempts is the number of command attempts, retries included
+	// (int64).
+	AttrAttempts = "db.mongodb.attempts"
+	// AttrTimeout is the operation's time budget (timeoutMS or the
+	// context's deadline) in seconds (float64), set only when it had one.
+	AttrTimeout = "db.mongodb.timeout"
+)
+
+// The span events this package adds to operation spans, with their
+// attributes.
+const (
+	// EventServerSelected: server.address, server.port (none for a Unix
+	// socket) and AttrWait, the time since selection started.
+	EventServerSelected = "server selected"
+	// EventSelectionFailed: AttrWait.
+	EventSelectionFailed = "server selection failed"
+	// EventCheckedOut: server.address, db.mongodb.driver_connection_id
+	// and AttrWait, the checkout's wait.
+	EventCheckedOut = "connection checked out"
+	// EventCheckOutFailed: server.address, AttrCheckOutFailReason and
+	// AttrWait.
+	EventCheckOutFailed = "connection check out failed"
+	// AttrWait is a span event's wait in seconds (float64).
+	AttrWait = "db.mongodb.wait.duration"
+	// AttrCheckOutFailReason is why a checkout failed: "poolClosed",
+	// "timeout" or "connectionError".
+	AttrCheckOutFailReason = "db.mongodb.checkout.failure_reason"
 )
 
 var systemAttr = attribute.String(attrSystem, "mongodb")
@@ -382,7 +407,7 @@ func (t *Tracer) PoolEvent(ctx context.Context, e event.PoolEvent) {
 		}
 		o.span.AddEvent(EventCheckOutFailed, trace.WithAttributes(
 			attribute.String(attrServerAddress, e.Address),
-			attribute.String(attrCheckOutFailReason, string(e.Reason)),
+			attribute.String(AttrCheckOutFailReason, string(e.Reason)),
 			attribute.Float64(AttrWait, e.Duration.Seconds())))
 	}
 }
