@@ -99,10 +99,14 @@ const transactionsIssue = "transactions: issue 16 (the driver has no transaction
 // skipped with the reasons).
 func TestSpecOpenTelemetry(t *testing.T) {
 	r := &unified.Runner{Provider: mongotestdeploy.Provider{}, Tracing: specHook}
-	r.RunSuite(t, unified.Suite{Name: "open-telemetry/operation", Dir: []string{"open-telemetry", "tests", "operation"}})
+	t.Run("operation", func(t *testing.T) {
+		r.RunSuite(t, unified.Suite{Name: "open-telemetry/operation", Dir: []string{"open-telemetry", "tests", "operation"}})
+	})
 	// The transaction files need the transaction span, which comes with
 	// the driver's transactions.
 	txn := *r
 	txn.Skip = func(string, bson.Raw) string { return transactionsIssue }
-	txn.RunSuite(t, unified.Suite{Name: "open-telemetry/transaction", Dir: []string{"open-telemetry", "tests", "transaction"}})
+	t.Run("transaction", func(t *testing.T) {
+		txn.RunSuite(t, unified.Suite{Name: "open-telemetry/transaction", Dir: []string{"open-telemetry", "tests", "transaction"}})
+	})
 }
