@@ -688,3 +688,38 @@ func TestParentResolution(t *testing.T) {
 	t1.PoolEvent(octx, (*event.ConnectionCheckedOut)(nil))
 	t1.PoolEvent(octx, (*event.ConnectionCheckOutFailed)(nil))
 }
+
+// Operations get the specification's names: a command the application
+// wrote is runCommand, on its database and no collection, even when it
+// names one.
+func TestOperationNames(t *testing.T) {
+	s := startServer(t, mongotest.Options{})
+	tr, rec := newRecorded(0)
+	c := connect(t, s.URI(), tr)
+	ctx := context.Background()
+	if _, err := c.RunCommand(ctx, "prose", bson.D{{Key: "count", Value: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	db := c.Database("prose")
+	if err := db.CreateCollection(ctx, "made"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Collection("made").Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	spans := rec.Ended()
+	rc := one(t, spans, "runCommand prose")
+	if v, _ := attr(rc, "db.operation.name"); v.AsString() != "runCommand" {
+		t.Errorf("db.operation.name = %q", v.AsString())
+	}
+	if _, ok := attr(rc, "db.collection.name"); ok {
+		t.Error("runCommand has a db.collection.name")
+	}
+	if cmd := one(t, spans, "count"); cmd.Parent().SpanID() != rc.SpanContext().SpanID() {
+		t.Error("the count command is not under runCommand")
+	} else if v, _ := attr(cmd, "db.collection.name"); v.AsString() != "c" {
+		t.Errorf("the count command's db.collection.name = %q", v.AsString())
+	}
+	one(t, spans, "createCollection prose.made")
+	one(t, spans, "dropCollection prose.made")
+}
