@@ -95,18 +95,22 @@ const transactionsIssue = "transactions: issue 16 (the driver has no transaction
 
 // TestSpecOpenTelemetry runs the OpenTelemetry specification's unified
 // tests against mongotest, with spans from a Tracer over the SDK's
-// in-memory recorder. Each suite logs its summary line (passed, failed,
-// skipped with the reasons).
+// in-memory recorder: the operation files on each topology mongotest
+// plays (the runner would run a file without requirements on the first
+// only), the transaction files once. Each suite logs its summary line
+// (passed, failed, skipped with the reasons).
 func TestSpecOpenTelemetry(t *testing.T) {
-	r := &unified.Runner{Provider: mongotestdeploy.Provider{}, Tracing: specHook}
-	t.Run("operation", func(t *testing.T) {
-		r.RunSuite(t, unified.Suite{Name: "open-telemetry/operation", Dir: []string{"open-telemetry", "tests", "operation"}})
-	})
+	for _, topo := range (mongotestdeploy.Provider{}).Topologies() {
+		t.Run("operation/"+topo, func(t *testing.T) {
+			r := &unified.Runner{Provider: mongotestdeploy.Provider{Only: []string{topo}}, Tracing: specHook}
+			r.RunSuite(t, unified.Suite{Name: "open-telemetry/operation on " + topo, Dir: []string{"open-telemetry", "tests", "operation"}})
+		})
+	}
 	// The transaction files need the transaction span, which comes with
 	// the driver's transactions.
-	txn := *r
-	txn.Skip = func(string, bson.Raw) string { return transactionsIssue }
 	t.Run("transaction", func(t *testing.T) {
-		txn.RunSuite(t, unified.Suite{Name: "open-telemetry/transaction", Dir: []string{"open-telemetry", "tests", "transaction"}})
+		r := &unified.Runner{Provider: mongotestdeploy.Provider{}, Tracing: specHook,
+			Skip: func(string, bson.Raw) string { return transactionsIssue }}
+		r.RunSuite(t, unified.Suite{Name: "open-telemetry/transaction", Dir: []string{"open-telemetry", "tests", "transaction"}})
 	})
 }
