@@ -3,6 +3,9 @@ package driver_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -463,5 +466,60 @@ func TestRunCursorCommandGetMoreMaxTime(t *testing.T) {
 	}
 	if !sawGetMore {
 		t.Fatal("no getMore was sent")
+	}
+}
+
+type originKey struct{}
+
+// A cursor's getMore and killCursors carry, in OperationStarted.Origin,
+// the context the monitors' OperationStarted returned for the operation
+// that opened the cursor (a tracing sink parents their spans to it); other
+// operations carry none.
+func TestCursorOperationsCarryOrigin(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	n := 0
+	rec := &eventtest.Recorder{Start: func(ctx context.Context, e any) context.Context {
+		if os, ok := e.(*event.OperationStarted); ok {
+			n++
+			return context.WithValue(ctx, originKey{}, os.Name+"#"+strconv.Itoa(n))
+		}
+		return ctx
+	}}
+	o := &driver.ClientOptions{Monitors: []any{rec}}
+	if err := o.ApplyURI(srv.URI()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := driver.Connect(testCtx(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(context.Background())
+	coll := c.Database("shop").Collection("items")
+	seed(t, coll, 5)
+	rec.Reset()
+	n = 0
+	cur, err := coll.Find(testCtx(t), bson.D{}, &driver.FindOptions{BatchSize: driver.Ptr[int32](2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if !cur.Next(testCtx(t)) {
+			t.Fatal(cur.Err())
+		}
+	}
+	if err := cur.Close(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range eventtest.Of[*event.OperationStarted](rec) {
+		var origin any
+		if e.Origin != nil {
+			origin = e.Origin.Value(originKey{})
+		}
+		names = append(names, fmt.Sprintf("%s<-%v", e.Name, origin))
+	}
+	want := []string{"find<-<nil>", "getMore<-find#1", "killCursors<-find#1"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("operations and their origins %q; want %q", names, want)
 	}
 }

@@ -26,6 +26,17 @@ type OperationStarted struct {
 	Database    string
 	Collection  string // empty for database and client operations
 	OperationID int64  // shared with the command events of this operation
+	// Generic marks a command the application wrote (RunCommand,
+	// RunCursorCommand, and Ping): Name is then the command's name. The
+	// OpenTelemetry specification calls such an operation runCommand.
+	Generic bool
+	// Origin is set on a cursor's getMore and killCursors to the context
+	// that the OperationStarted hooks of the operation that opened the
+	// cursor (find, aggregate, ...) returned; nil otherwise. A monitor can
+	// find there what it stored for that operation, e.g. a tracing sink
+	// its span. Only its values are meant to be read: it may have been
+	// canceled long ago.
+	Origin context.Context
 }
 
 // OperationFinished describes an operation that ended, successfully or not.

@@ -44,6 +44,9 @@ type Cursor struct {
 	id      int64
 	opts    CursorOptions
 	binding *Binding
+	// origin is the opening operation's monitor context (Result.Origin),
+	// nil when no operation monitor is attached.
+	origin context.Context
 
 	batch bson.Raw // the current batch, a BSON array
 	// buf is the big reply buffer batch lies in (Result.Buf), handed back
@@ -71,7 +74,7 @@ func (e *ReplyError) Error() string { return "malformed server reply: " + e.Fiel
 // NewCursor reads the cursor a command opened from its result: the first
 // batch, the id and the namespace. It takes over res.Binding.
 func NewCursor(x *Executor, db string, res Result, opts CursorOptions) (*Cursor, error) {
-	c := &Cursor{x: x, db: db, opts: opts, binding: res.Binding, buf: res.Buf}
+	c := &Cursor{x: x, db: db, opts: opts, binding: res.Binding, buf: res.Buf, origin: res.Origin}
 	if res.CursorTimeout.Set {
 		c.opts.Timeout = res.CursorTimeout
 	}
@@ -260,7 +263,7 @@ func (c *Cursor) GetMore(ctx context.Context) error {
 		// Close still kills the cursor with the session's lsid.
 		return &Error{Op: "getMore", Address: b.Address, Err: session.ErrEnded}
 	}
-	op := &Op{Name: "getMore", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding}
+	op := &Op{Name: "getMore", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding, Origin: c.origin}
 	if ct := c.opts.Timeout; ct.Set {
 		// CURSOR_LIFETIME: the rest of the cursor's budget; ITERATION: the
 		// whole of it again (the driver bounds a tailable Next as a whole).
@@ -307,7 +310,7 @@ func (c *Cursor) Close(ctx context.Context) error {
 		st, b := bson.AppendArrayElementStart(cmd.b, "cursors")
 		b = bson.AppendInt64Element(b, "0", c.id)
 		cmd.b, _ = bson.AppendDocumentEnd(b, st)
-		op := &Op{Name: "killCursors", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding}
+		op := &Op{Name: "killCursors", DB: c.db, Collection: c.coll, Command: cmd.Build(), Binding: c.binding, Origin: c.origin}
 		if ct := c.opts.Timeout; ct.Set {
 			op.Timeout = &ct.Timeout // refreshed for close, whatever the mode
 		}

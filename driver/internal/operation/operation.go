@@ -101,6 +101,11 @@ type Op struct {
 	// cursor's getMore or killCursors carries (snapshot-sessions, "Sending
 	// readConcern to the server on all commands").
 	Generic bool
+	// Origin, set on a cursor's getMore and killCursors when operation
+	// monitors are attached, is the context the OperationStarted hook of
+	// the operation that opened the cursor returned (Result.Origin); it
+	// goes into the event (event.OperationStarted.Origin).
+	Origin context.Context
 	// Batch, when set, holds a write's statements: each attempt sends as
 	// many of them, from the start, as fit in one message under the
 	// connection's limits (maxWriteBatchSize, maxBsonObjectSize,
@@ -214,6 +219,12 @@ type Result struct {
 	// error in Body with code 50 (MaxTimeMSExpired) is its timeout (CSOT's
 	// error transformations).
 	Bounded bool
+	// Origin, for an Op with Cursor whose cursor stays open and only when
+	// operation monitors are attached, is the context the monitors'
+	// OperationStarted returned: the cursor hands it to its getMores and
+	// killCursors (Op.Origin). Only its values are for use; it may be
+	// canceled long before the cursor is done.
+	Origin context.Context
 }
 
 // OpContext is the context of one client operation whose own context
@@ -305,8 +316,11 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 	d := x.Events
 	start := time.Now()
 	var fin event.OperationFinished
+	var origin context.Context // the monitors' context, for a cursor's later operations
 	if d.Operation() {
-		ctx = d.OperationStarted(ctx, &event.OperationStarted{Name: op.Name, Database: op.DB, Collection: op.Collection, OperationID: id})
+		ctx = d.OperationStarted(ctx, &event.OperationStarted{Name: op.Name, Database: op.DB, Collection: op.Collection, OperationID: id,
+			Generic: op.Generic, Origin: op.Origin})
+		origin = ctx
 	}
 	ctx, op, cancel, err := x.budget(ctx, op) // timeoutMS (csot.go)
 	if cancel != nil {
@@ -324,6 +338,9 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 				res.CursorTimeout = b.cursor
 			}
 			res.Bounded = b.on
+		}
+		if origin != nil && op.Cursor && res.Binding != nil {
+			res.Origin = origin
 		}
 	} else {
 		err = &Error{Op: op.Name, Err: err}

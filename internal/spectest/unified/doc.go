@@ -21,7 +21,13 @@
 // runOnRequirements against the server (buildInfo, the topology the
 // client discovers, connectionStatus, getParameter), sets up initialData,
 // creates the entities, runs the operations, then checks expectEvents,
-// expectLogMessages and outcome. Entity operations are a registry keyed
+// expectLogMessages, expectTracingMessages and outcome. Tracing comes
+// through the Runner's Tracing hook, which brings the tracing library
+// (telemetry/tracing's tests hook in the OpenTelemetry SDK's recorder): a
+// client with observeTracingMessages gets the hook's monitor, and its
+// spans, as Span trees, are matched with the same engine (attributes as a
+// root-level document, nested spans in start order). Without the hook,
+// a test that expects tracing messages is skipped ("no tracing hook"). Entity operations are a registry keyed
 // by entity kind and name, one function each in ops_<kind>.go; the
 // special operations are in ops_testrunner.go. A test that needs a
 // driver feature that does not exist yet (transactions, GridFS, change

@@ -203,6 +203,9 @@ type clientEntity struct {
 	c   *driver.Client
 	rec *recorder
 	log *logCapture // nil unless observeLogMessages
+	// tracing is nil unless observeTracingMessages (and a Runner.Tracing
+	// hook).
+	tracing *tracingClient
 
 	mu     sync.Mutex
 	closed bool
@@ -309,6 +312,13 @@ func (tr *testRun) createClient(id string, def bson.Raw) error {
 		return err
 	}
 	o := &driver.ClientOptions{Monitors: []any{rec}}
+	mon, tc, err := tr.newTracing(def)
+	if err != nil {
+		return err
+	}
+	if mon != nil {
+		o.Monitors = append(o.Monitors, mon)
+	}
 	if err := o.ApplyURI(uri); err != nil {
 		return err
 	}
@@ -325,7 +335,7 @@ func (tr *testRun) createClient(id string, def bson.Raw) error {
 		}
 		o.ServerAPI = sa
 	}
-	ce := &clientEntity{id: id, rec: rec}
+	ce := &clientEntity{id: id, rec: rec, tracing: tc}
 	if obs, ok := def.Lookup("observeLogMessages").DocumentOK(); ok {
 		lc, err := newLogCapture(obs)
 		if err != nil {

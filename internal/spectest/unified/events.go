@@ -404,6 +404,10 @@ type clientSnapshot struct {
 	events []recEvent
 	logs   []logMessage
 	logOn  bool
+	// spans are the client's finished spans, when it observes tracing
+	// messages (tracingOn).
+	spans     []*Span
+	tracingOn bool
 }
 
 func (tr *testRun) snapshotClients() map[string]clientSnapshot {
@@ -419,6 +423,10 @@ func (tr *testRun) snapshotClients() map[string]clientSnapshot {
 		if c.log != nil {
 			s.logOn = true
 			s.logs = c.log.h.take()
+		}
+		if c.tracing != nil {
+			s.tracingOn = true
+			s.spans = c.tracing.spans()
 		}
 		out[id] = s
 	}

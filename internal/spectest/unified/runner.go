@@ -40,6 +40,14 @@ type Runner struct {
 	// closed: an error it returns fails the test (the sessions
 	// specification's prose test 10: no session is left checked out).
 	CheckClient func(*driver.Client) error
+	// Tracing, when set, makes the tracing monitor of a client entity
+	// that sets observeTracingMessages (enableCommandPayload is its
+	// option) and the function that returns the client's finished spans,
+	// the roots of their trees in start order, for expectTracingMessages.
+	// Without it such clients trace nothing and a test that expects
+	// tracing messages is skipped ("no tracing hook"). The runner stays
+	// free of any tracing library: the hook brings one.
+	Tracing func(enableCommandPayload bool) (monitor any, spans func() []*Span)
 	// TestTimeout bounds one test, operations and clean-up included; zero
 	// means two minutes.
 	TestTimeout time.Duration
@@ -190,6 +198,7 @@ func dedupe(s []string) []string {
 func (r *Runner) runOn(ctx context.Context, tc *Test, dep Deployment, topo string, auth bool, fileReqs, testReqs []requirement) (Outcome, string) {
 	tr := newTestRun(ctx, tc, dep)
 	tr.gapper, _ = r.Provider.(GapReporter)
+	tr.tracing = r.Tracing
 	defer tr.cleanup()
 	if err := tr.connectInternal(); err != nil {
 		return Outcome{Err: err}, ""
