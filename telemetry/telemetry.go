@@ -77,7 +77,7 @@ func (t *Telemetry) Apply(opts *driver.ClientOptions) {
 		l := *t.logging
 		opts.Logging = &l
 	}
-	if t.tracer.Enabled() {
+	if t.tracer != nil {
 		opts.Monitors = append(opts.Monitors, t.tracer)
 	}
 	if t.metrics != nil {

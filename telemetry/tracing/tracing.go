@@ -107,9 +107,19 @@ func envLength(s string) int {
 	return n
 }
 
-// Enabled reports whether the Tracer makes spans. A disabled Tracer need
-// not be attached to a client at all.
+// Enabled reports whether the Tracer makes spans.
 func (t *Tracer) Enabled() bool { return t != nil && t.enabled }
+
+// EventFamilies implements event.FamilyFilter: an enabled Tracer takes the
+// operation, command, selection and pool events; a disabled one takes none,
+// so a client given a disabled Tracer builds no events for it and runs as
+// fast as one with no monitor.
+func (t *Tracer) EventFamilies() event.Family {
+	if !t.Enabled() {
+		return 0
+	}
+	return event.FamilyOperation | event.FamilyCommand | event.FamilySelection | event.FamilyPool
+}
 
 // QueryTextMaxLength returns the length db.query.text is cut to, 0 when
 // the attribute is left out.

@@ -528,6 +528,19 @@ func TestDisabledTracerIsFree(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("a disabled Tracer allocates %v times per event set", allocs)
 	}
+	// It asks for no event family, so the driver builds no event for it;
+	// an enabled one asks for the four it uses.
+	if f := tr.EventFamilies(); f != 0 {
+		t.Errorf("a disabled Tracer asks for event families %b", f)
+	}
+	if d := event.NewDispatcher(tr); d.Operation() || d.Command() || d.Pool() || d.Selection() || d.Topology() || len(d.Unused()) != 0 {
+		t.Error("a dispatcher holding only a disabled Tracer has a family on, or refuses it")
+	}
+	on := true
+	want := event.FamilyOperation | event.FamilyCommand | event.FamilySelection | event.FamilyPool
+	if f := tracing.New(tracing.Options{Enabled: &on}).EventFamilies(); f != want {
+		t.Errorf("an enabled Tracer asks for %b, want %b", f, want)
+	}
 }
 
 // The hooks take any input without panicking: empty and malformed
