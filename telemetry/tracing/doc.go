@@ -4,10 +4,8 @@
 // uses the OpenTelemetry API only (never the SDK), and the driver never
 // imports it: a Tracer is one more monitor in driver.ClientOptions.Monitors.
 //
-//	t := tracing.New(tracing.Options{}) // the global TracerProvider
-//	if t.Enabled() {
-//		opts.Monitors = append(opts.Monitors, t)
-//	}
+//	t := tracing.New(tracing.Options{}) // the global TracerProvider; on if the environment says so
+//	opts.Monitors = append(opts.Monitors, t)
 //
 // # Turning it on
 //
@@ -22,7 +20,9 @@
 // with the handshake's driver name and version (driver.DriverName,
 // driver.DriverVersion).
 //
-// A disabled Tracer may stay attached: each hook then returns at once,
+// A disabled Tracer may stay attached: it asks the driver for no event
+// family (event.FamilyFilter), so the client builds no events for it and
+// runs as fast as one without it; its hooks, if called, return at once
 // without allocating.
 //
 // # Spans
