@@ -21,6 +21,7 @@ type Dispatcher struct {
 	pool      []PoolMonitor
 	topology  []TopologyMonitor
 	selection []SelectionMonitor
+	retry     []RetryMonitor
 	unused    []any
 }
 
@@ -42,6 +43,7 @@ func NewDispatcher(monitors ...any) *Dispatcher {
 				d.pool = append(d.pool, inner.pool...)
 				d.topology = append(d.topology, inner.topology...)
 				d.selection = append(d.selection, inner.selection...)
+				d.retry = append(d.retry, inner.retry...)
 			}
 			continue
 		}
@@ -60,6 +62,9 @@ func NewDispatcher(monitors ...any) *Dispatcher {
 		}
 		if x, ok := m.(SelectionMonitor); ok {
 			d.selection, used = append(d.selection, x), true
+		}
+		if x, ok := m.(RetryMonitor); ok {
+			d.retry, used = append(d.retry, x), true
 		}
 		if !used {
 			d.unused = append(d.unused, m)
@@ -91,6 +96,9 @@ func (d *Dispatcher) Topology() bool { return d != nil && len(d.topology) > 0 }
 
 // Selection reports whether any SelectionMonitor is attached.
 func (d *Dispatcher) Selection() bool { return d != nil && len(d.selection) > 0 }
+
+// Retry reports whether any RetryMonitor is attached.
+func (d *Dispatcher) Retry() bool { return d != nil && len(d.retry) > 0 }
 
 // OperationStarted calls each OperationMonitor in turn, each with the
 // context the previous one returned, and returns the last context.
@@ -177,5 +185,15 @@ func (d *Dispatcher) SelectionEvent(ctx context.Context, e SelectionEvent) {
 	}
 	for _, m := range d.selection {
 		m.SelectionEvent(ctx, e)
+	}
+}
+
+// OperationRetry calls each RetryMonitor.
+func (d *Dispatcher) OperationRetry(ctx context.Context, e *OperationRetry) {
+	if d == nil {
+		return
+	}
+	for _, m := range d.retry {
+		m.OperationRetry(ctx, e)
 	}
 }
