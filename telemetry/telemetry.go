@@ -32,6 +32,9 @@ type Options struct {
 	// Buckets are the histograms' bounds in seconds; nil means OTel's
 	// database buckets.
 	Buckets []float64
+	// MaxNamespaces caps the distinct (database, collection) pairs of
+	// the metrics' labels (metrics.Options.MaxNamespaces): 0 means 100.
+	MaxNamespaces int
 	// NoLogs, NoTracing and NoMetrics turn a sink off.
 	NoLogs, NoTracing, NoMetrics bool
 }
@@ -59,7 +62,7 @@ func New(o Options) (*Telemetry, error) {
 		t.tracer = tracing.New(tracing.Options{TracerProvider: o.TracerProvider, Enabled: &on, QueryTextMaxLength: &n})
 	}
 	if !o.NoMetrics {
-		t.metrics = metrics.New(metrics.Options{Buckets: o.Buckets})
+		t.metrics = metrics.New(metrics.Options{Buckets: o.Buckets, MaxNamespaces: o.MaxNamespaces})
 		r := o.Registerer
 		if r == nil {
 			r = prometheus.DefaultRegisterer
