@@ -75,6 +75,33 @@
 //   - mongodb_driver_topology_changes_total (counter): changes of the
 //     topology description.
 //
+// # OpenTelemetry metrics
+//
+// With Options.MeterProvider set, the same measurements also go to
+// OpenTelemetry instruments (the metric API only: the application brings
+// the SDK), named as the semantic conventions for database client metrics
+// name them, with db.system.name="mongodb":
+//
+//   - db.client.operation.duration (histogram, s; db.operation.name,
+//     db.namespace, db.collection.name, error.type and, for a server error,
+//     db.response.status_code): as mongodb_driver_operation_duration_seconds,
+//     with the same capped values (error.type is the error_code label).
+//   - db.client.connection.count (up-down counter; db.client.connection.pool.name,
+//     db.client.connection.state idle or used): established connections.
+//   - db.client.connection.idle.min and db.client.connection.max
+//     (up-down counters; pool name): minPoolSize and maxPoolSize.
+//   - db.client.connection.pending_requests (up-down counter; pool name):
+//     checkouts waiting.
+//   - db.client.connection.timeouts (counter; pool name): checkouts that
+//     timed out.
+//   - db.client.connection.create_time, db.client.connection.wait_time,
+//     db.client.connection.use_time (histograms, s; pool name): establishing
+//     a connection, checking one out (successful or not), using one.
+//
+// The pool name is the server's address. A closed pool's counts go back
+// to 0. The SDK takes exemplars from the contexts the measurements are
+// recorded with.
+//
 // # Labels
 //
 // outcome is "success" or "failure" (a write that the server acknowledged

@@ -8,6 +8,7 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -33,6 +34,10 @@ type Options struct {
 	// DefaultMaxNamespaces; a negative value keeps none (every pair is
 	// "_other").
 	MaxNamespaces int
+	// MeterProvider, when set, receives the same measurements as
+	// OpenTelemetry metrics, under the names of the semantic conventions
+	// for database clients (see the package documentation).
+	MeterProvider metric.MeterProvider
 }
 
 // The values of the outcome label.
@@ -69,6 +74,8 @@ type Metrics struct {
 	topoChanges  prometheus.Counter
 
 	poolConns, poolMin, poolMax, poolWaiting, serverRTT, serverType *prometheus.Desc
+
+	otel *otelInstruments // nil without Options.MeterProvider
 
 	names   *interner
 	servers *interner
@@ -127,7 +134,7 @@ func New(o Options) *Metrics {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(ns0+"_"+name, help, labels, nil)
 	}
-	return &Metrics{
+	m := &Metrics{
 		opDuration: hist("operation_duration_seconds", "Duration of driver operations, from before server selection to the end of the last attempt.",
 			"operation", "database", "collection", "outcome", "error_code"),
 		cmdDuration: hist("command_duration_seconds", "Duration of the commands sent to servers, from sending to the reply.",
@@ -161,6 +168,10 @@ func New(o Options) *Metrics {
 		conns:    make(map[connKey]connState),
 		topology: make(map[string]*serverState),
 	}
+	if o.MeterProvider != nil {
+		m.otel = newOTel(o.MeterProvider, buckets)
+	}
+	return m
 }
 
 func (m *Metrics) vecs() []prometheus.Collector {
@@ -256,7 +267,11 @@ func (m *Metrics) OperationFinished(ctx context.Context, e *event.OperationFinis
 	}
 	name := m.names.str(e.Name)
 	n := m.ns.getString(e.Database, e.Collection)
-	observe(ctx, m.opDuration, e.Duration, name, n.db, n.coll, outcome(e.Err != nil), m.errorCode(e.Err))
+	code := m.errorCode(e.Err)
+	observe(ctx, m.opDuration, e.Duration, name, n.db, n.coll, outcome(e.Err != nil), code)
+	if m.otel != nil {
+		m.otel.operation(ctx, name, n, code, e.Err != nil, e.Duration, e.Err)
+	}
 	if e.TimeoutStage != "" {
 		inc(m.timeouts, name, timeoutStage(e.TimeoutStage))
 	}
@@ -349,10 +364,10 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 		if e == nil {
 			return
 		}
-		m.mu.Lock()
-		m.pools[e.Address] = &poolState{min: e.Options.MinPoolSize, max: e.Options.MaxPoolSize}
-		m.forgetConns(e.Address)
-		m.mu.Unlock()
+		m.pool(ctx, e.Address, true, func(p *poolState) *poolState {
+			m.forgetConns(e.Address)
+			return &poolState{min: e.Options.MinPoolSize, max: e.Options.MaxPoolSize}
+		})
 	case *event.PoolCleared:
 		if e != nil {
 			inc(m.poolClears, m.servers.str(e.Address))
@@ -361,35 +376,40 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 		if e == nil {
 			return
 		}
-		m.mu.Lock()
-		delete(m.pools, e.Address)
-		m.forgetConns(e.Address)
-		m.mu.Unlock()
+		m.pool(ctx, e.Address, true, func(p *poolState) *poolState {
+			m.forgetConns(e.Address)
+			return nil
+		})
 	case *event.ConnectionCreated:
 		if e == nil {
 			return
 		}
-		m.mu.Lock()
-		if p := m.pools[e.Address]; p != nil {
-			m.conns[connKey{e.Address, e.ConnectionID}] = connState{}
-			p.pending++
-		}
-		m.mu.Unlock()
+		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
+			if p != nil {
+				m.conns[connKey{e.Address, e.ConnectionID}] = connState{}
+				p.pending++
+			}
+			return p
+		})
 	case *event.ConnectionReady:
 		if e == nil {
 			return
 		}
-		observe(ctx, m.connCreate, e.Duration, m.servers.str(e.Address))
-		m.mu.Lock()
-		k := connKey{e.Address, e.ConnectionID}
-		if c, ok := m.conns[k]; ok && !c.ready {
-			p := m.pools[e.Address]
-			p.pending--
-			p.idle++
-			c.ready = true
-			m.conns[k] = c
+		addr := m.servers.str(e.Address)
+		observe(ctx, m.connCreate, e.Duration, addr)
+		if m.otel != nil {
+			m.otel.record(ctx, m.otel.createTime, addr, e.Duration)
 		}
-		m.mu.Unlock()
+		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
+			k := connKey{e.Address, e.ConnectionID}
+			if c, ok := m.conns[k]; ok && !c.ready {
+				p.pending--
+				p.idle++
+				c.ready = true
+				m.conns[k] = c
+			}
+			return p
+		})
 	case *event.ConnectionClosed:
 		if e == nil {
 			return
@@ -401,30 +421,31 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			reason = "other"
 		}
 		inc(m.connClosed, m.servers.str(e.Address), reason)
-		m.mu.Lock()
-		k := connKey{e.Address, e.ConnectionID}
-		if c, ok := m.conns[k]; ok {
-			p := m.pools[e.Address]
-			switch {
-			case !c.out.IsZero():
-				p.inUse--
-			case c.ready:
-				p.idle--
-			default:
-				p.pending--
+		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
+			k := connKey{e.Address, e.ConnectionID}
+			if c, ok := m.conns[k]; ok {
+				switch {
+				case !c.out.IsZero():
+					p.inUse--
+				case c.ready:
+					p.idle--
+				default:
+					p.pending--
+				}
+				delete(m.conns, k)
 			}
-			delete(m.conns, k)
-		}
-		m.mu.Unlock()
+			return p
+		})
 	case *event.ConnectionCheckOutStarted:
 		if e == nil {
 			return
 		}
-		m.mu.Lock()
-		if p := m.pools[e.Address]; p != nil {
-			p.waiting++
-		}
-		m.mu.Unlock()
+		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
+			if p != nil {
+				p.waiting++
+			}
+			return p
+		})
 	case *event.ConnectionCheckOutFailed:
 		if e == nil {
 			return
@@ -438,19 +459,32 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 		addr := m.servers.str(e.Address)
 		observe(ctx, m.checkout, e.Duration, addr, OutcomeFailure)
 		inc(m.checkoutFail, addr, reason)
-		m.mu.Lock()
-		if p := m.pools[e.Address]; p != nil && p.waiting > 0 {
-			p.waiting--
+		if m.otel != nil {
+			m.otel.record(ctx, m.otel.waitTime, addr, e.Duration)
+			if e.Reason == event.ReasonCheckOutTimeout {
+				m.otel.timeout(ctx, addr)
+			}
 		}
-		m.mu.Unlock()
+		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
+			if p != nil && p.waiting > 0 {
+				p.waiting--
+			}
+			return p
+		})
 	case *event.ConnectionCheckedOut:
 		if e == nil {
 			return
 		}
-		observe(ctx, m.checkout, e.Duration, m.servers.str(e.Address), OutcomeSuccess)
+		addr := m.servers.str(e.Address)
+		observe(ctx, m.checkout, e.Duration, addr, OutcomeSuccess)
+		if m.otel != nil {
+			m.otel.record(ctx, m.otel.waitTime, addr, e.Duration)
+		}
 		now := time.Now()
-		m.mu.Lock()
-		if p := m.pools[e.Address]; p != nil {
+		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
+			if p == nil {
+				return nil
+			}
 			if p.waiting > 0 {
 				p.waiting--
 			}
@@ -465,27 +499,59 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 				c.ready, c.out = true, now
 				m.conns[k] = c
 			}
-		}
-		m.mu.Unlock()
+			return p
+		})
 	case *event.ConnectionCheckedIn:
 		if e == nil {
 			return
 		}
 		var used time.Duration
-		m.mu.Lock()
-		k := connKey{e.Address, e.ConnectionID}
-		if c, ok := m.conns[k]; ok && !c.out.IsZero() {
-			used = time.Since(c.out)
-			p := m.pools[e.Address]
-			p.inUse--
-			p.idle++
-			c.out = time.Time{}
-			m.conns[k] = c
-		}
-		m.mu.Unlock()
+		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
+			k := connKey{e.Address, e.ConnectionID}
+			if c, ok := m.conns[k]; ok && !c.out.IsZero() {
+				used = time.Since(c.out)
+				p.inUse--
+				p.idle++
+				c.out = time.Time{}
+				m.conns[k] = c
+			}
+			return p
+		})
 		if used > 0 {
-			observe(ctx, m.connUse, used, m.servers.str(e.Address))
+			addr := m.servers.str(e.Address)
+			observe(ctx, m.connUse, used, addr)
+			if m.otel != nil {
+				m.otel.record(ctx, m.otel.useTime, addr, used)
+			}
 		}
+	}
+}
+
+// pool runs f with the lock held on the state of the pool at addr (a nil
+// state when the pool is unknown; f returns it, or, when replace is set,
+// its replacement, nil removing it), then hands the change to the OpenTelemetry counts.
+// A connection known in m.conns always has its pool's state.
+func (m *Metrics) pool(ctx context.Context, addr string, replace bool, f func(p *poolState) *poolState) {
+	m.mu.Lock()
+	p := m.pools[addr]
+	var before, after poolState
+	if p != nil {
+		before = *p
+	}
+	p = f(p)
+	if replace {
+		if p == nil {
+			delete(m.pools, addr)
+		} else {
+			m.pools[addr] = p
+		}
+	}
+	if p != nil {
+		after = *p
+	}
+	m.mu.Unlock()
+	if m.otel != nil && before != after {
+		m.otel.poolChanged(ctx, m.servers.str(addr), before, after)
 	}
 }
 
