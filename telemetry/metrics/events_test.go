@@ -3,6 +3,8 @@ package metrics_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -272,5 +274,40 @@ func TestConcurrentEvents(t *testing.T) {
 	}
 	if v := value(f, "mongodb_driver_connections_closed_total", L{"server": a}); v != 800 {
 		t.Errorf("closed %v, want 800", v)
+	}
+}
+
+// TestBuckets: the default buckets are OpenTelemetry's; unsorted,
+// repeated or NaN bounds are cleaned up rather than making an observation
+// panic.
+func TestBuckets(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want []float64
+	}{
+		{nil, metrics.DefaultBuckets},
+		{[]float64{}, metrics.DefaultBuckets},
+		{[]float64{0.5, 0.1, 0.5, math.NaN(), 2}, []float64{0.1, 0.5, 2}},
+		{[]float64{math.Inf(1), 1}, []float64{1, math.Inf(1)}},
+	} {
+		m := metrics.New(metrics.Options{Buckets: tc.in})
+		reg := registry(t, m)
+		m.OperationFinished(context.Background(), &event.OperationFinished{Name: "find", Duration: 300 * time.Millisecond})
+		f := gather(t, reg)
+		var got []float64
+		for _, b := range f["mongodb_driver_operation_duration_seconds"].GetMetric()[0].GetHistogram().GetBucket() {
+			got = append(got, b.GetUpperBound())
+		}
+		want := tc.want
+		if !math.IsInf(want[len(want)-1], 1) {
+			want = append(append([]float64(nil), want...), math.Inf(1))
+		}
+		// client_golang may leave the +Inf bucket implicit.
+		if len(got) == len(want)-1 {
+			got = append(got, math.Inf(1))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("buckets %v: got %v, want %v", tc.in, got, want)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"context"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -24,8 +26,9 @@ const DefaultMaxNamespaces = 100
 // Options configure Metrics.
 type Options struct {
 	// Buckets are the duration histograms' bucket bounds in seconds; nil
-	// means DefaultBuckets, OpenTelemetry's bucket bounds for database
-	// client durations.
+	// (or empty) means DefaultBuckets, OpenTelemetry's bucket bounds for
+	// database client durations. They are sorted, and NaN and repeated
+	// bounds are dropped.
 	Buckets []float64
 	// MaxNamespaces caps the distinct (database, collection) pairs that
 	// the database and collection labels take: the first MaxNamespaces
@@ -114,10 +117,7 @@ type serverState struct {
 
 // New returns Metrics for o.
 func New(o Options) *Metrics {
-	buckets := o.Buckets
-	if buckets == nil {
-		buckets = DefaultBuckets
-	}
+	buckets := cleanBuckets(o.Buckets)
 	maxNS := o.MaxNamespaces
 	switch {
 	case maxNS == 0:
@@ -172,6 +172,27 @@ func New(o Options) *Metrics {
 		m.otel = newOTel(o.MeterProvider, buckets)
 	}
 	return m
+}
+
+// cleanBuckets returns a copy of the bounds (DefaultBuckets when there
+// are none), sorted, without NaN or repeats, which would make
+// client_golang panic at the first observation.
+func cleanBuckets(b []float64) []float64 {
+	if len(b) == 0 {
+		b = DefaultBuckets
+	}
+	out := make([]float64, 0, len(b)) // a copy: the caller's slice may change
+	for _, v := range b {
+		if v == v { // not NaN
+			out = append(out, v)
+		}
+	}
+	sort.Float64s(out)
+	out = slices.Compact(out)
+	if len(out) == 0 { // only NaN
+		return []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10}
+	}
+	return out
 }
 
 func (m *Metrics) vecs() []prometheus.Collector {
