@@ -48,9 +48,13 @@ func newInterner(max int) *interner { return &interner{m: make(map[string]string
 func (in *interner) bytes(b []byte) string {
 	in.mu.RLock()
 	s, ok := in.m[string(b)] // no allocation for the lookup
+	full := len(in.m) >= in.max
 	in.mu.RUnlock()
-	if ok {
+	switch {
+	case ok:
 		return s
+	case full: // past the cap, without the write lock
+		return Other
 	}
 	return in.add(string(b))
 }
@@ -59,9 +63,13 @@ func (in *interner) bytes(b []byte) string {
 func (in *interner) str(s string) string {
 	in.mu.RLock()
 	v, ok := in.m[s]
+	full := len(in.m) >= in.max
 	in.mu.RUnlock()
-	if ok {
+	switch {
+	case ok:
 		return v
+	case full:
+		return Other
 	}
 	return in.add(s)
 }
@@ -105,9 +113,13 @@ func (n *namespaces) get(db string, coll []byte) *ns {
 	k := append(append(append(buf[:0], db...), 0), coll...)
 	n.mu.RLock()
 	v, ok := n.m[string(k)]
+	full := len(n.m) >= n.max
 	n.mu.RUnlock()
-	if ok {
+	switch {
+	case ok:
 		return v
+	case full: // past the cap, without the write lock
+		return otherNS
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
