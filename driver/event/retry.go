@@ -14,7 +14,9 @@ import (
 type RetryMonitor interface {
 	// OperationRetry runs after an attempt failed and the driver decided
 	// to retry it, before the retry selects a server (and, after an
-	// overload error, before its backoff). ctx is the operation's.
+	// overload error, before its backoff: a context that ends during the
+	// backoff ends the operation without the retry). ctx is the
+	// operation's.
 	OperationRetry(ctx context.Context, e *OperationRetry)
 }
 
