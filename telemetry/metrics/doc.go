@@ -22,7 +22,8 @@
 //     database, collection, server, outcome, error_code): each command sent,
 //     from sending to its reply. The collection is the value of the
 //     command's first element when that is a string (find: "c"), a
-//     getMore's collection field, else "".
+//     getMore's collection field, else "" (always "" for the user and
+//     role management commands, whose first element names a user or role).
 //   - mongodb_driver_operation_retries_total (counter; operation,
 //     error_code): retries, by the error of the attempt that failed.
 //   - mongodb_driver_operation_timeouts_total (counter; operation, stage):

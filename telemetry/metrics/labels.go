@@ -216,11 +216,24 @@ func (m *Metrics) address(host string, port int) string {
 	return m.servers.bytes(b)
 }
 
+// principalCommands are the commands whose first element names a user or
+// a role, not a collection: that name is never a label value.
+var principalCommands = map[string]bool{
+	"createUser": true, "updateUser": true, "dropUser": true, "usersInfo": true,
+	"grantRolesToUser": true, "revokeRolesFromUser": true,
+	"createRole": true, "updateRole": true, "dropRole": true, "rolesInfo": true,
+	"grantRolesToRole": true, "revokeRolesFromRole": true,
+	"grantPrivilegesToRole": true, "revokePrivilegesFromRole": true,
+	"authenticate": true, "saslStart": true, "saslContinue": true, "logout": true,
+}
+
 // collectionOf returns the collection a command names, without a copy:
 // the value of its first element when that is a string (find: "c"), or a
-// getMore's collection field. It returns nil when there is none.
+// getMore's collection field. It returns nil when there is none, and for
+// the user and role management commands, whose first element is a user's
+// or a role's name.
 func collectionOf(name string, cmd bson.Raw) []byte {
-	if len(cmd) <= 5 {
+	if len(cmd) <= 5 || principalCommands[name] {
 		return nil
 	}
 	it := cmd.Iter()

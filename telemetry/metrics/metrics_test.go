@@ -337,6 +337,11 @@ func TestEveryMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	workload(t, e)
+	// A user management command names the user where other commands
+	// name a collection.
+	if err := e.client.Database("admin").RunCommand(testCtx(t), bson.D{{Key: "usersInfo", Value: user}}).Err(); err != nil {
+		t.Fatal(err)
+	}
 
 	fams := gather(t, e.reg)
 	for _, name := range allFamilies {
