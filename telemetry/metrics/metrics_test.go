@@ -15,6 +15,7 @@ import (
 	"github.com/mongoscope/mongoscope/mongotest"
 	"github.com/mongoscope/mongoscope/telemetry/metrics"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -365,6 +366,15 @@ func TestEveryMetric(t *testing.T) {
 	}
 	if v := value(fams, "mongodb_driver_server_rtt_seconds", L{"server": addr}); v <= 0 || v > 5 {
 		t.Errorf("rtt %v", v)
+	}
+
+	// Prometheus's naming conventions (units, _total, help texts).
+	problems, err := testutil.GatherAndLint(e.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
 
 	forbidden := []string{pass, user, "mongodb://", "@", "xyzzy", "document-value"}
