@@ -134,8 +134,11 @@
 //
 // # Cost
 //
-// Each event takes a few map lookups and an atomic histogram update; a
+// Each event takes a few map lookups and an atomic histogram update. A
 // command's collection is carried from its start event to its end event
-// in the context, so CommandStarted allocates that context and nothing
-// else is allocated once the label values have been seen.
+// in the context, so CommandStarted allocates that context (one
+// allocation per command); once the label values have been seen, a
+// successful operation's event and a checkout and check-in allocate
+// nothing. Classifying an error, an exemplar and the OpenTelemetry
+// instruments' attributes allocate a little.
 package metrics
