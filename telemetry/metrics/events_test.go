@@ -311,3 +311,32 @@ func TestBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectionAndHeartbeatLabels: selection durations by outcome,
+// heartbeats by awaited and outcome, topology changes counted.
+func TestSelectionAndHeartbeatLabels(t *testing.T) {
+	m := metrics.New(metrics.Options{})
+	reg := registry(t, m)
+	ctx := context.Background()
+	m.SelectionEvent(ctx, &event.ServerSelectionSucceeded{Duration: time.Millisecond})
+	m.SelectionEvent(ctx, &event.ServerSelectionFailed{Duration: 2 * time.Second, Failure: context.DeadlineExceeded})
+	m.SelectionEvent(ctx, &event.ServerSelectionStarted{})
+	hb := event.HeartbeatFields{ServerHost: "::1", ServerPort: 27017, Awaited: true}
+	m.TopologyEvent(ctx, &event.ServerHeartbeatSucceeded{HeartbeatFields: hb, Duration: time.Second})
+	hb.Awaited = false
+	m.TopologyEvent(ctx, &event.ServerHeartbeatFailed{HeartbeatFields: hb, Duration: time.Millisecond, Failure: errors.New("x")})
+	m.TopologyEvent(ctx, &event.TopologyDescriptionChanged{})
+	m.TopologyEvent(ctx, &event.TopologyDescriptionChanged{})
+	f := gather(t, reg)
+	for _, c := range []check{
+		exactly(1, "mongodb_driver_server_selection_duration_seconds", L{"outcome": "success"}),
+		exactly(1, "mongodb_driver_server_selection_duration_seconds", L{"outcome": "failure"}),
+		exactly(1, "mongodb_driver_server_heartbeat_duration_seconds", L{"server": "[::1]:27017", "awaited": "true", "outcome": "success"}),
+		exactly(1, "mongodb_driver_server_heartbeat_duration_seconds", L{"server": "[::1]:27017", "awaited": "false", "outcome": "failure"}),
+		exactly(2, "mongodb_driver_topology_changes_total", L{}),
+	} {
+		if got := value(f, c.name, c.labels); got != c.exact {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.exact)
+		}
+	}
+}
