@@ -115,10 +115,10 @@ type ClientOptions struct {
 
 	// Monitors receive the client's events: each value implements one or
 	// more of the monitor interfaces of package event (OperationMonitor,
-	// CommandMonitor, PoolMonitor, TopologyMonitor, SelectionMonitor) and
-	// gets every event of those families, in the order given. Connect
-	// refuses a value that implements none. Monitors run synchronously on
-	// the goroutine that emits the event. Any monitor may read
+	// CommandMonitor, PoolMonitor, TopologyMonitor, SelectionMonitor,
+	// RetryMonitor) and gets every event of those families, in the order
+	// given. Connect refuses a value that implements none. Monitors run
+	// synchronously on the goroutine that emits the event. Any monitor may read
 	// Client.Topology; but a topology event, PoolReady or PoolCleared is
 	// sent while the client orders its discovery updates, so a monitor
 	// must not run an operation on the client from inside one (hand it

@@ -35,6 +35,9 @@ type Options struct {
 	// Buckets are the histograms' bounds in seconds; nil means OTel's
 	// database buckets.
 	Buckets []float64
+	// MaxNamespaces caps the distinct (database, collection) pairs of
+	// the metrics' labels (metrics.Options.MaxNamespaces): 0 means 100.
+	MaxNamespaces int
 	// NoLogs, NoTracing and NoMetrics turn a sink off.
 	NoLogs, NoTracing, NoMetrics bool
 }
@@ -62,7 +65,7 @@ func New(o Options) (*Telemetry, error) {
 		t.tracer = tracing.New(tracing.Options{TracerProvider: o.TracerProvider, Enabled: &on, QueryTextMaxLength: &n})
 	}
 	if !o.NoMetrics {
-		t.metrics = metrics.New(metrics.Options{Buckets: o.Buckets})
+		t.metrics = metrics.New(metrics.Options{Buckets: o.Buckets, MaxNamespaces: o.MaxNamespaces})
 		if err := t.metrics.Register(o.Registerer); err != nil {
 			return nil, err
 		}

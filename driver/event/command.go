@@ -54,6 +54,13 @@ type OperationFinished struct {
 	// deadline) when it had one; 0 means none.
 	Timeout time.Duration
 	Err     error // nil on success
+	// TimeoutStage says where the operation's time budget ran out when
+	// it failed for that reason (Err is then a timeout: errors.Is(Err,
+	// context.DeadlineExceeded)): one of the TimeoutStage constants, e.g.
+	// TimeoutStageSelection. It is empty on success and for every other
+	// failure, a serverSelectionTimeoutMS or waitQueueTimeoutMS that ran
+	// out without a deadline included.
+	TimeoutStage string
 }
 
 // CommandMonitor receives the command monitoring specification's events,

@@ -21,6 +21,7 @@ type Dispatcher struct {
 	pool      []PoolMonitor
 	topology  []TopologyMonitor
 	selection []SelectionMonitor
+	retry     []RetryMonitor
 	unused    []any
 }
 
@@ -42,6 +43,7 @@ func NewDispatcher(monitors ...any) *Dispatcher {
 				d.pool = append(d.pool, inner.pool...)
 				d.topology = append(d.topology, inner.topology...)
 				d.selection = append(d.selection, inner.selection...)
+				d.retry = append(d.retry, inner.retry...)
 			}
 			continue
 		}
@@ -80,6 +82,12 @@ func NewDispatcher(monitors ...any) *Dispatcher {
 				d.selection = append(d.selection, x)
 			}
 		}
+		if x, ok := m.(RetryMonitor); ok {
+			used = true
+			if want&FamilyRetry != 0 {
+				d.retry = append(d.retry, x)
+			}
+		}
 		if !used {
 			d.unused = append(d.unused, m)
 		}
@@ -97,6 +105,7 @@ const (
 	FamilyPool                         // PoolMonitor
 	FamilyTopology                     // TopologyMonitor
 	FamilySelection                    // SelectionMonitor
+	FamilyRetry                        // RetryMonitor
 
 	AllFamilies Family = 1<<iota - 1
 )
@@ -135,6 +144,9 @@ func (d *Dispatcher) Topology() bool { return d != nil && len(d.topology) > 0 }
 
 // Selection reports whether any SelectionMonitor is attached.
 func (d *Dispatcher) Selection() bool { return d != nil && len(d.selection) > 0 }
+
+// Retry reports whether any RetryMonitor is attached.
+func (d *Dispatcher) Retry() bool { return d != nil && len(d.retry) > 0 }
 
 // OperationStarted calls each OperationMonitor in turn, each with the
 // context the previous one returned, and returns the last context.
@@ -221,5 +233,15 @@ func (d *Dispatcher) SelectionEvent(ctx context.Context, e SelectionEvent) {
 	}
 	for _, m := range d.selection {
 		m.SelectionEvent(ctx, e)
+	}
+}
+
+// OperationRetry calls each RetryMonitor.
+func (d *Dispatcher) OperationRetry(ctx context.Context, e *OperationRetry) {
+	if d == nil {
+		return
+	}
+	for _, m := range d.retry {
+		m.OperationRetry(ctx, e)
 	}
 }

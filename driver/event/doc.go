@@ -1,6 +1,8 @@
 // Package event defines the driver's typed events (operations, commands,
-// connection pools, topology discovery and server selection) and the monitor
-// interfaces that receive them.
+// connection pools, topology discovery, server selection and retries) and
+// the monitor interfaces that receive them. [ServerErrorCode] and
+// [IsNetworkError] classify the errors events carry without the driver's
+// error types.
 //
 // Hooks take the caller's context. The operation and command start hooks
 // return a context that the driver passes on to everything the operation

@@ -44,6 +44,7 @@ type ServerSelectionWaiting struct {
 // ServerSelectionSucceeded is sent when a server was selected.
 type ServerSelectionSucceeded struct {
 	SelectionFields
+	Duration   time.Duration // since ServerSelectionStarted
 	ServerHost string
 	ServerPort int // 0 for a Unix socket
 }
@@ -52,7 +53,8 @@ type ServerSelectionSucceeded struct {
 // deployment incompatible.
 type ServerSelectionFailed struct {
 	SelectionFields
-	Failure error
+	Duration time.Duration // since ServerSelectionStarted
+	Failure  error
 }
 
 // Selection implements SelectionEvent.

@@ -64,6 +64,9 @@ func (e *NetworkError) Error() string {
 
 func (e *NetworkError) Unwrap() error { return e.Err }
 
+// NetworkError reports true, for event.IsNetworkError.
+func (e *NetworkError) NetworkError() bool { return true }
+
 // Timeout reports whether the error came from a deadline: the context's,
 // connectTimeoutMS or socketTimeoutMS.
 func (e *NetworkError) Timeout() bool { return e.timeout }
@@ -115,6 +118,15 @@ type CommandError struct {
 	Raw bson.Raw
 }
 
+// ServerErrorCode returns Code, or the write concern error's code when
+// the reply had none, for event.ServerErrorCode.
+func (e *CommandError) ServerErrorCode() int32 {
+	if e.Code == 0 && e.WriteConcernError != nil {
+		return e.WriteConcernError.Code
+	}
+	return e.Code
+}
+
 func (e *CommandError) Error() string {
 	var b strings.Builder
 	b.WriteString("server error")
@@ -153,6 +165,9 @@ type WriteConcernError struct {
 	Details  bson.Raw // errInfo, copied
 	Labels   []string // the reply's errorLabels
 }
+
+// ServerErrorCode returns Code, for event.ServerErrorCode.
+func (e *WriteConcernError) ServerErrorCode() int32 { return e.Code }
 
 func (e *WriteConcernError) Error() string {
 	s := fmt.Sprintf("write concern error %d", e.Code)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/internal/conn"
 	"github.com/mongoscope/mongoscope/driver/internal/pool"
 	"github.com/mongoscope/mongoscope/driver/internal/selection"
@@ -387,4 +388,51 @@ func timeoutError(ctx context.Context, err error) error {
 		return err
 	}
 	return &Error{Op: oe.Op, Address: oe.Address, Err: &TimeoutError{Stage: stage, Err: oe.Err}}
+}
+
+// eventStages maps the stages of a *TimeoutError to the event's
+// TimeoutStage values.
+var eventStages = map[string]string{
+	StageSelection:  event.TimeoutStageSelection,
+	StageCheckout:   event.TimeoutStageCheckout,
+	StageConnect:    event.TimeoutStageConnect,
+	StageBeforeSend: event.TimeoutStageBeforeSend,
+	StageServer:     event.TimeoutStageNetwork,
+	StageServerSide: event.TimeoutStageServer,
+	StageRetry:      event.TimeoutStageRetry,
+}
+
+// timeoutStage returns OperationFinished.TimeoutStage for an operation's
+// error: the stage of a *TimeoutError (timeoutMS), or, for an error of a
+// context deadline that ran out without timeoutMS (ctx is the
+// operation's), the step that was waiting; "" for any other error.
+func timeoutStage(ctx context.Context, err error) string {
+	if err == nil {
+		return ""
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		if s, ok := eventStages[te.Stage]; ok {
+			return s
+		}
+		return event.TimeoutStageOther
+	}
+	if !errors.Is(err, context.DeadlineExceeded) && !(errors.Is(ctx.Err(), context.DeadlineExceeded) && isTimeout(err)) {
+		return ""
+	}
+	var se *selection.SelectionError
+	var wq *pool.WaitQueueTimeoutError
+	var de *pool.DialError
+	var ne *conn.NetworkError
+	switch {
+	case errors.As(err, &se):
+		return event.TimeoutStageSelection
+	case errors.As(err, &de):
+		return event.TimeoutStageConnect
+	case errors.As(err, &wq):
+		return event.TimeoutStageCheckout
+	case errors.As(err, &ne):
+		return event.TimeoutStageNetwork
+	}
+	return event.TimeoutStageOther
 }

@@ -349,6 +349,7 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 		fin.Name, fin.Database, fin.Collection, fin.OperationID = op.Name, op.DB, op.Collection, id
 		fin.Duration = time.Since(start)
 		fin.Err = err
+		fin.TimeoutStage = timeoutStage(ctx, err)
 		f := fin // escapes to the monitors; fin stays on the stack
 		d.OperationFinished(ctx, &f)
 	}

@@ -143,6 +143,10 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 		if st.selected != "" && (x.Topology.Description().Type == description.Sharded || overload && x.Overload.Retarget) {
 			st.deprioritized = append(st.deprioritized, st.selected)
 		}
+		if d := x.Events; d.Retry() {
+			d.OperationRetry(ctx, &event.OperationRetry{Name: op.Name, Database: op.DB, Collection: op.Collection,
+				OperationID: id, Attempt: retries, Err: err, Overload: overload})
+		}
 		st.addr = ""
 		if overload && x.backoff(ctx, retries, err) != nil {
 			return out.res, expiredWhileRetrying(ctx, &st, err, noRetryableWrites(out.err, &st))

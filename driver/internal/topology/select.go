@@ -35,6 +35,7 @@ func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op)
 		Operation:   op.Name,
 		Topology:    eventTopology(t.Description()),
 	}
+	start := time.Now()
 	d.SelectionEvent(ctx, &event.ServerSelectionStarted{SelectionFields: f})
 	s, minRTT, err = t.selectWith(ctx, sel, func(_ description.TopologyDescription, remaining time.Duration) {
 		w := f
@@ -43,10 +44,10 @@ func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op)
 	})
 	f.Topology = eventTopology(t.Description())
 	if err != nil {
-		d.SelectionEvent(ctx, &event.ServerSelectionFailed{SelectionFields: f, Failure: err})
+		d.SelectionEvent(ctx, &event.ServerSelectionFailed{SelectionFields: f, Failure: err, Duration: time.Since(start)})
 		return nil, 0, err
 	}
-	ok := &event.ServerSelectionSucceeded{SelectionFields: f}
+	ok := &event.ServerSelectionSucceeded{SelectionFields: f, Duration: time.Since(start)}
 	ok.ServerHost, ok.ServerPort = event.SplitAddress(s.Address())
 	d.SelectionEvent(ctx, ok)
 	return s, minRTT, nil
