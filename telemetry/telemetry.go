@@ -1,7 +1,21 @@
-// Package telemetry turns on the driver's three sinks at once: the
-// standardized logs (driver/logging), OpenTelemetry spans
-// (telemetry/tracing) and Prometheus metrics (telemetry/metrics), all fed by
-// the same events, so that they agree with each other.
+// Package telemetry turns on the driver's three sinks with one call: the
+// standardized log messages (driver/logging, on log/slog), OpenTelemetry
+// spans (telemetry/tracing) and Prometheus metrics (telemetry/metrics). All
+// three are fed by the same events of the same client, so they agree: a log
+// message carries the trace_id and span_id of the span it belongs to, and a
+// histogram's exemplar names the trace of a slow operation.
+//
+//	tel, err := telemetry.New(telemetry.Options{}) // slog.Default, the global TracerProvider, prometheus.DefaultRegisterer
+//	if err != nil { ... }
+//	opts := &driver.ClientOptions{}
+//	opts.ApplyURI(uri)
+//	tel.Apply(opts)
+//	client, err := driver.Connect(ctx, opts)
+//
+// The driver never imports this package or the sinks: a program that does
+// not use them does not build them. Of the three, only telemetry/metrics
+// imports Prometheus's client, and none imports the OpenTelemetry SDK: the
+// program chooses its TracerProvider (and exporter) itself.
 package telemetry
 
 import (
@@ -11,45 +25,63 @@ import (
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/telemetry/metrics"
 	"github.com/mongoscope/mongoscope/telemetry/tracing"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Options configure the three sinks. The zero value turns all three on,
-// with slog.Default, the global TracerProvider and Prometheus's default
-// registerer.
+// Options configure the three sinks. The zero value turns all three on:
+// log messages at info and above to slog.Default(), spans through the
+// global TracerProvider, metrics on Prometheus's default registerer.
 type Options struct {
-	// Logger receives the driver's log messages at info and above; nil
-	// means slog.Default().
+	// Logger receives the driver's log messages; nil means slog.Default().
 	Logger *slog.Logger
-	// LogLevels sets a logging component's minimum level (command and
-	// connection messages are debug); nil logs every component at info.
-	// MONGODB_LOG_* variables still apply to the components it leaves out.
+	// LogLevels sets a logging component's minimum level (the command
+	// and connection messages are debug); nil logs every component at
+	// info. MONGODB_LOG_* variables still set the components it leaves
+	// out.
 	LogLevels map[logging.Component]logging.Level
-	// TracerProvider makes the spans; nil means the global one.
+
+	// TracerProvider makes the spans; nil means otel.GetTracerProvider()
+	// when New runs. Tracing is on: calling New is the application's
+	// choice, which the specification lets override
+	// OTEL_GO_INSTRUMENTATION_MONGODB_ENABLED.
 	TracerProvider trace.TracerProvider
-	// Registerer takes the metrics; nil means prometheus.DefaultRegisterer.
-	Registerer metrics.Registerer
-	// QueryTextMaxLength adds db.query.text to command spans, cut to this
-	// length; 0 leaves it out.
+	// QueryTextMaxLength adds db.query.text (the command as relaxed
+	// Extended JSON) to command spans, cut to this many bytes; 0 leaves
+	// the choice to OTEL_GO_INSTRUMENTATION_MONGODB_QUERY_TEXT_MAX_LENGTH,
+	// which is off when unset.
 	QueryTextMaxLength int
-	// Buckets are the histograms' bounds in seconds; nil means OTel's
-	// database buckets.
+
+	// Registerer takes the metrics; nil means Prometheus's
+	// DefaultRegisterer.
+	Registerer metrics.Registerer
+	// Buckets are the duration histograms' bounds in seconds; nil means
+	// OpenTelemetry's database buckets (metrics.DefaultBuckets).
 	Buckets []float64
 	// MaxNamespaces caps the distinct (database, collection) pairs of
-	// the metrics' labels (metrics.Options.MaxNamespaces): 0 means 100.
+	// the metrics' labels (metrics.Options.MaxNamespaces); 0 means 100.
 	MaxNamespaces int
+	// MeterProvider, when set, also receives the measurements as
+	// OpenTelemetry metrics with the semantic conventions' names
+	// (db.client.operation.duration, db.client.connection.*).
+	MeterProvider metric.MeterProvider
+
 	// NoLogs, NoTracing and NoMetrics turn a sink off.
 	NoLogs, NoTracing, NoMetrics bool
 }
 
-// Telemetry holds the sinks New made.
+// Telemetry holds the sinks New made, for one client: Apply it to that
+// client's options.
 type Telemetry struct {
 	logging *logging.Options
 	tracer  *tracing.Tracer
 	metrics *metrics.Metrics
 }
 
-// New makes the sinks o asks for and registers the metrics.
+// New makes the sinks o asks for and registers the metrics. It fails only
+// when the registerer refuses them (a second Telemetry on the same
+// registerer: wrap it with prometheus.WrapRegistererWith and a label that
+// tells the clients apart).
 func New(o Options) (*Telemetry, error) {
 	t := &Telemetry{}
 	if !o.NoLogs {
@@ -61,11 +93,15 @@ func New(o Options) (*Telemetry, error) {
 	}
 	if !o.NoTracing {
 		on := true
-		n := o.QueryTextMaxLength
-		t.tracer = tracing.New(tracing.Options{TracerProvider: o.TracerProvider, Enabled: &on, QueryTextMaxLength: &n})
+		to := tracing.Options{TracerProvider: o.TracerProvider, Enabled: &on}
+		if o.QueryTextMaxLength > 0 {
+			n := o.QueryTextMaxLength
+			to.QueryTextMaxLength = &n
+		}
+		t.tracer = tracing.New(to)
 	}
 	if !o.NoMetrics {
-		t.metrics = metrics.New(metrics.Options{Buckets: o.Buckets, MaxNamespaces: o.MaxNamespaces})
+		t.metrics = metrics.New(metrics.Options{Buckets: o.Buckets, MaxNamespaces: o.MaxNamespaces, MeterProvider: o.MeterProvider})
 		if err := t.metrics.Register(o.Registerer); err != nil {
 			return nil, err
 		}
@@ -73,8 +109,9 @@ func New(o Options) (*Telemetry, error) {
 	return t, nil
 }
 
-// Apply adds the sinks to opts: the logging options (unless opts already
-// has its own) and the monitors.
+// Apply adds the sinks to opts: the logging options, unless opts already
+// has its own, and the tracing and metrics monitors, after any monitors
+// opts holds.
 func (t *Telemetry) Apply(opts *driver.ClientOptions) {
 	if t.logging != nil && opts.Logging == nil {
 		l := *t.logging
