@@ -406,20 +406,31 @@ func (t *Tracer) PoolEvent(ctx context.Context, e event.PoolEvent) {
 		if o == nil || e == nil {
 			return
 		}
-		o.span.AddEvent(EventCheckedOut, trace.WithAttributes(
-			attribute.String(attrServerAddress, e.Address),
+		o.span.AddEvent(EventCheckedOut, trace.WithAttributes(serverAttrs(e.Address,
 			attribute.Int64(attrDriverConnID, e.ConnectionID),
-			attribute.Float64(AttrWait, e.Duration.Seconds())))
+			attribute.Float64(AttrWait, e.Duration.Seconds()))...))
 	case *event.ConnectionCheckOutFailed:
 		o, _ := ctx.Value(opKey{t}).(*opState)
 		if o == nil || e == nil {
 			return
 		}
-		o.span.AddEvent(EventCheckOutFailed, trace.WithAttributes(
-			attribute.String(attrServerAddress, e.Address),
+		o.span.AddEvent(EventCheckOutFailed, trace.WithAttributes(serverAttrs(e.Address,
 			attribute.String(AttrCheckOutFailReason, string(e.Reason)),
-			attribute.Float64(AttrWait, e.Duration.Seconds())))
+			attribute.Float64(AttrWait, e.Duration.Seconds()))...))
 	}
+}
+
+// serverAttrs returns server.address and, but for a Unix socket,
+// server.port, as the "server selected" event and command spans have them,
+// followed by more.
+func serverAttrs(address string, more ...attribute.KeyValue) []attribute.KeyValue {
+	host, port := event.SplitAddress(address)
+	attrs := make([]attribute.KeyValue, 0, 2+len(more))
+	attrs = append(attrs, attribute.String(attrServerAddress, host))
+	if port != 0 {
+		attrs = append(attrs, attribute.Int64(attrServerPort, int64(port)))
+	}
+	return append(attrs, more...)
 }
 
 // CommandStarted starts the command's span under the operation's, except

@@ -270,8 +270,16 @@ func TestSpanEventsAndTotals(t *testing.T) {
 	if k := keys(sel); !k["server.address"] || !k["server.port"] || !k[tracing.AttrWait] {
 		t.Errorf("server selected event attributes %v", sel.Attributes)
 	}
-	if k := keys(co); !k["db.mongodb.driver_connection_id"] || !k[tracing.AttrWait] {
+	if k := keys(co); !k["db.mongodb.driver_connection_id"] || !k[tracing.AttrWait] || !k["server.port"] {
 		t.Errorf("connection checked out event attributes %v", co.Attributes)
+	}
+	// Both events name the server the same way: a host, and a port.
+	for _, e := range []sdktrace.Event{sel, co} {
+		for _, kv := range e.Attributes {
+			if kv.Key == "server.address" && strings.Contains(kv.Value.AsString(), ":") {
+				t.Errorf("%s: server.address %q holds a port", e.Name, kv.Value.AsString())
+			}
+		}
 	}
 	for _, key := range []string{tracing.AttrSelectionDuration, tracing.AttrCheckoutDuration} {
 		if v, ok := attr(op, key); !ok || v.Type() != attribute.FLOAT64 || v.AsFloat64() < 0 {
