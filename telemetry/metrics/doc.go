@@ -65,7 +65,10 @@
 //     outcome): each server selection.
 //   - mongodb_driver_server_heartbeat_duration_seconds (histogram; server,
 //     awaited, outcome): server checks; awaited="true" for the streaming
-//     protocol's checks, which wait for a change up to maxAwaitTimeMS.
+//     protocol's checks, which wait for a change up to maxAwaitTimeMS;
+//     outcome="canceled" for a check the client stopped itself
+//     (Disconnect, or a pool clear interrupting a streaming check), which
+//     says nothing about the server.
 //   - mongodb_driver_server_rtt_seconds (gauge; server): the server's
 //     average round trip time, from its description and non-awaited
 //     checks (a moving average weighting each new sample 0.2, as SDAM's).

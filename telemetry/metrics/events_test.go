@@ -325,6 +325,7 @@ func TestSelectionAndHeartbeatLabels(t *testing.T) {
 	m.TopologyEvent(ctx, &event.ServerHeartbeatSucceeded{HeartbeatFields: hb, Duration: time.Second})
 	hb.Awaited = false
 	m.TopologyEvent(ctx, &event.ServerHeartbeatFailed{HeartbeatFields: hb, Duration: time.Millisecond, Failure: errors.New("x")})
+	m.TopologyEvent(ctx, &event.ServerHeartbeatFailed{HeartbeatFields: hb, Duration: time.Millisecond, Failure: fmt.Errorf("read: %w", context.Canceled)})
 	m.TopologyEvent(ctx, &event.TopologyDescriptionChanged{})
 	m.TopologyEvent(ctx, &event.TopologyDescriptionChanged{})
 	f := gather(t, reg)
@@ -333,6 +334,7 @@ func TestSelectionAndHeartbeatLabels(t *testing.T) {
 		exactly(1, "mongodb_driver_server_selection_duration_seconds", L{"outcome": "failure"}),
 		exactly(1, "mongodb_driver_server_heartbeat_duration_seconds", L{"server": "[::1]:27017", "awaited": "true", "outcome": "success"}),
 		exactly(1, "mongodb_driver_server_heartbeat_duration_seconds", L{"server": "[::1]:27017", "awaited": "false", "outcome": "failure"}),
+		exactly(1, "mongodb_driver_server_heartbeat_duration_seconds", L{"server": "[::1]:27017", "awaited": "false", "outcome": "canceled"}),
 		exactly(2, "mongodb_driver_topology_changes_total", L{}),
 	} {
 		if got := value(f, c.name, c.labels); got != c.exact {

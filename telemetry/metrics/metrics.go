@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sort"
 	"sync"
@@ -47,6 +48,9 @@ type Options struct {
 const (
 	OutcomeSuccess = "success"
 	OutcomeFailure = "failure"
+	// OutcomeCanceled is the outcome of a server check the client
+	// stopped itself (heartbeats only).
+	OutcomeCanceled = "canceled"
 )
 
 const ns0 = "mongodb_driver"
@@ -672,7 +676,13 @@ func (m *Metrics) TopologyEvent(ctx context.Context, e event.TopologyEvent) {
 		if e == nil {
 			return
 		}
-		observe(ctx, m.heartbeat, e.Duration, m.address(e.ServerHost, e.ServerPort), awaited(e.Awaited), OutcomeFailure)
+		outcome := OutcomeFailure
+		if errors.Is(e.Failure, context.Canceled) {
+			// The client stopped the check (Disconnect, or a pool clear
+			// that cancels a streaming check): the server did not fail it.
+			outcome = OutcomeCanceled
+		}
+		observe(ctx, m.heartbeat, e.Duration, m.address(e.ServerHost, e.ServerPort), awaited(e.Awaited), outcome)
 	}
 }
 
