@@ -276,8 +276,8 @@ func TestMonitorsFanOut(t *testing.T) {
 	}
 	// The first monitor's OperationStarted returns a context every later
 	// hook sees, the second monitor's OperationStarted included.
-	want := []string{"OperationStarted:ping", "SelectionStarted@op", "SelectionSucceeded@op", "CheckOutStarted@op", "CheckedOut@op",
-		"CommandStarted:ping@op", "CommandSucceeded:ping@op", "CheckedIn@op", "OperationFinished:ping@op"}
+	want := []string{"OperationStarted:runCommand", "SelectionStarted@op", "SelectionSucceeded@op", "CheckOutStarted@op", "CheckedOut@op",
+		"CommandStarted:ping@op", "CommandSucceeded:ping@op", "CheckedIn@op", "OperationFinished:runCommand@op"}
 	for _, m := range monitors {
 		if got := fanOut(m.rec.Records()); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s monitor got\n%v\nwant\n%v", m.name, got, want)

@@ -22,7 +22,12 @@ type OperationMonitor interface {
 
 // OperationStarted describes an operation about to run.
 type OperationStarted struct {
-	Name        string // the operation, e.g. "find", "insert", "getMore"
+	// Name is the operation's name as the OpenTelemetry specification
+	// gives it: the command's ("find", "insert", "findAndModify",
+	// "getMore"), except "runCommand" for a command the application
+	// wrote, "dropCollection" and "createCollection". OperationFinished and
+	// OperationRetry carry the same name.
+	Name        string
 	Database    string
 	Collection  string // empty for database and client operations
 	OperationID int64  // shared with the command events of this operation

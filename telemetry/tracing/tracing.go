@@ -212,18 +212,13 @@ type cmdState struct {
 }
 
 // specOperationName gives the name the OpenTelemetry specification uses
-// for the operation the driver names e.Name: the driver names most
-// operations after their command, which is the specification's name too,
-// except for these.
+// for the operation: the driver's events already carry it (runCommand for
+// a command the application wrote, dropCollection, createCollection, else
+// the command's name); an event of an older producer that names a generic
+// command by itself is named runCommand here.
 func specOperationName(e *event.OperationStarted) string {
 	if e.Generic {
 		return "runCommand"
-	}
-	switch e.Name {
-	case "drop":
-		return "dropCollection"
-	case "create":
-		return "createCollection"
 	}
 	return e.Name
 }

@@ -298,6 +298,25 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// EventName is op's name in the operation events (event.OperationStarted,
+// OperationFinished, OperationRetry): the name the OpenTelemetry
+// specification gives the operation, so that spans, metrics and logs name
+// it alike. That is the command's name (op.Name), except runCommand for a
+// command the application wrote (op.Generic), dropCollection for drop and
+// createCollection for create. Errors keep op.Name.
+func EventName(op *Op) string {
+	if op.Generic {
+		return "runCommand"
+	}
+	switch op.Name {
+	case "drop":
+		return "dropCollection"
+	case "create":
+		return "createCollection"
+	}
+	return op.Name
+}
+
 // Run runs op and returns a copy of the reply body. A reply with a write
 // concern error comes back with a *conn.WriteConcernError (wrapped in
 // *Error) alongside the body.
@@ -318,7 +337,7 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 	var fin event.OperationFinished
 	var origin context.Context // the monitors' context, for a cursor's later operations
 	if d.Operation() {
-		ctx = d.OperationStarted(ctx, &event.OperationStarted{Name: op.Name, Database: op.DB, Collection: op.Collection, OperationID: id,
+		ctx = d.OperationStarted(ctx, &event.OperationStarted{Name: EventName(op), Database: op.DB, Collection: op.Collection, OperationID: id,
 			Generic: op.Generic, Origin: op.Origin})
 		origin = ctx
 	}
@@ -346,7 +365,7 @@ func (x *Executor) Execute(ctx context.Context, op *Op) (Result, error) {
 		err = &Error{Op: op.Name, Err: err}
 	}
 	if d.Operation() {
-		fin.Name, fin.Database, fin.Collection, fin.OperationID = op.Name, op.DB, op.Collection, id
+		fin.Name, fin.Database, fin.Collection, fin.OperationID = EventName(op), op.DB, op.Collection, id
 		fin.Duration = time.Since(start)
 		fin.Err = err
 		fin.TimeoutStage = timeoutStage(ctx, err)

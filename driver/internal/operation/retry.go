@@ -144,7 +144,7 @@ func (x *Executor) run(ctx context.Context, op *Op, id int64, fin *event.Operati
 			st.deprioritized = append(st.deprioritized, st.selected)
 		}
 		if d := x.Events; d.Retry() {
-			d.OperationRetry(ctx, &event.OperationRetry{Name: op.Name, Database: op.DB, Collection: op.Collection,
+			d.OperationRetry(ctx, &event.OperationRetry{Name: EventName(op), Database: op.DB, Collection: op.Collection,
 				OperationID: id, Attempt: retries, Err: err, Overload: overload})
 		}
 		st.addr = ""
