@@ -26,7 +26,10 @@ type SelectionFields struct {
 	Selector    string // the selector, e.g. the read preference, as text
 	OperationID int64
 	Operation   string // the operation's name, e.g. "find"
-	Topology    TopologyDescription
+	// Topology is the deployment as selection saw it. Events of the same
+	// description share it (its slices and pointers): read it, never
+	// modify it.
+	Topology TopologyDescription
 }
 
 // ServerSelectionStarted is sent when selection starts.

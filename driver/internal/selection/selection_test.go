@@ -445,6 +445,11 @@ func TestStrings(t *testing.T) {
 		{ReadPref{Mode: Secondary, MaxStaleness: dur(NoMaxStaleness)}.String(), "{mode: secondary}"},
 		{ReadPref{Mode: Secondary, MaxStaleness: dur(0)}.String(), "{mode: secondary, maxStalenessSeconds: 0}"},
 		{Write().String(), "write"},
+		{Selector{ReadPref: ReadPref{Mode: SecondaryPreferred}}.String(), "read {mode: secondaryPreferred}"},
+		{Selector{ReadPref: ReadPref{Mode: Secondary, MaxStaleness: dur(NoMaxStaleness)}}.String(), "read {mode: secondary}"},
+		{Selector{ReadPref: ReadPref{Mode: Secondary, MaxStaleness: dur(90 * time.Second)}}.String(), "read {mode: secondary, maxStalenessSeconds: 90}"},
+		{Selector{ReadPref: ReadPref{Mode: Nearest, TagSets: []TagSet{{"dc": "ny"}}}}.String(), `read {mode: nearest, tagSets: [{dc: "ny"}]}`},
+		{Selector{ReadPref: ReadPref{Mode: Mode(9)}}.String(), "read {mode: Mode(9)}"},
 		{Selector{ReadPref: ReadPref{Mode: Nearest}, Deprioritized: []string{"a:1"}, Filter: func(s []*description.ServerDescription) []*description.ServerDescription { return s }}.String(),
 			"read {mode: nearest} deprioritized [a:1] with custom selector"},
 		{Summary(servers(description.Sharded, description.ServerDescription{Address: "a:1", Type: description.Mongos, RoundTripTime: time.Millisecond}, description.ServerDescription{Address: "b:1", Error: errors.New("connection refused")})),
@@ -455,6 +460,9 @@ func TestStrings(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %s, want %s", tc.got, tc.want)
 		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Selector{ReadPref: ReadPref{Mode: Nearest}}.String() }); n != 0 {
+		t.Errorf("a plain read selector's text allocates %v times", n)
 	}
 	if available(description.ServerType(99)) || available(description.Unknown) || available(description.PossiblePrimary) || !available(description.RSGhost) {
 		t.Error("available is wrong for out-of-range or unavailable types")

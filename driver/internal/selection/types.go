@@ -117,6 +117,16 @@ func (m Mode) String() string {
 
 func (m Mode) valid() bool { return m >= 0 && int(m) < len(modeNames) }
 
+// plainReadSelectors are Selector.String of a read selector with only a
+// mode, by mode.
+var plainReadSelectors = func() []string {
+	out := make([]string, len(modeNames))
+	for i, name := range modeNames {
+		out[i] = "read {mode: " + name + "}"
+	}
+	return out
+}()
+
 // ParseMode parses a mode name, ignoring case ("secondaryPreferred",
 // "SecondaryPreferred" and "secondarypreferred" are one mode).
 func ParseMode(s string) (Mode, error) {
@@ -226,6 +236,18 @@ func Write() Selector { return Selector{Write: true} }
 
 // String describes the selector for errors and logs.
 func (s Selector) String() string {
+	if len(s.Deprioritized) == 0 && s.Filter == nil {
+		// The common selectors, rendered once: every selection event
+		// carries this text.
+		if s.Write {
+			return "write"
+		}
+		if rp := s.ReadPref; len(rp.TagSets) == 0 && rp.Mode.valid() {
+			if _, ok := rp.maxStaleness(); !ok {
+				return plainReadSelectors[rp.Mode]
+			}
+		}
+	}
 	var b strings.Builder
 	if s.Write {
 		b.WriteString("write")

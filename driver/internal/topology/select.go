@@ -33,16 +33,16 @@ func (t *Topology) SelectFor(ctx context.Context, sel selection.Selector, op Op)
 		Selector:    sel.String(),
 		OperationID: op.ID,
 		Operation:   op.Name,
-		Topology:    eventTopology(t.Description()),
+		Topology:    t.eventDescription(),
 	}
 	start := time.Now()
 	d.SelectionEvent(ctx, &event.ServerSelectionStarted{SelectionFields: f})
 	s, minRTT, err = t.selectWith(ctx, sel, func(_ description.TopologyDescription, remaining time.Duration) {
 		w := f
-		w.Topology = eventTopology(t.Description())
+		w.Topology = t.eventDescription()
 		d.SelectionEvent(ctx, &event.ServerSelectionWaiting{SelectionFields: w, RemainingTime: remaining})
 	})
-	f.Topology = eventTopology(t.Description())
+	f.Topology = t.eventDescription()
 	if err != nil {
 		d.SelectionEvent(ctx, &event.ServerSelectionFailed{SelectionFields: f, Failure: err, Duration: time.Since(start)})
 		return nil, 0, err

@@ -70,6 +70,23 @@ type snapshot struct {
 	desc    description.TopologyDescription
 	changed <-chan struct{}
 	servers map[string]*Server
+	// ev is desc as the events carry it, made by the first selection event
+	// that needs it and shared by every later one until the next publish
+	// (eventDescription).
+	ev atomic.Pointer[event.TopologyDescription]
+}
+
+// eventDescription returns the current description as the selection
+// events carry it. It is converted once per published description, not
+// once per event: the events share it, and monitors only read it.
+func (t *Topology) eventDescription() event.TopologyDescription {
+	sn := t.snap.Load()
+	if p := sn.ev.Load(); p != nil {
+		return *p
+	}
+	ev := eventTopology(sn.desc)
+	sn.ev.Store(&ev)
+	return ev
 }
 
 // publishLocked stores the writers' state as the readers' snapshot; t.mu
