@@ -32,23 +32,28 @@ var (
 )
 
 // EventFamilies implements event.FamilyFilter: the Sink takes the events
-// of the components it logs at some level (command: command events;
-// connection: pool events; topology and failover: topology events;
-// serverSelection: selection events), so that a component turned off
-// costs the driver nothing, not even building its events.
+// of a family only when some message it makes of them passes its levels
+// (command events: the command component's debug messages; pool events:
+// the connection component's debug messages; topology events: the
+// topology component's debug messages or the failover component's info
+// "Primary changed"; selection events: the serverSelection component's
+// debug messages, or its info "Waiting for suitable server to become
+// available"). So a component turned off, or a sink at info (where only
+// the waiting and failover messages exist), costs the driver nothing for
+// the events it would ignore: not even building them.
 func (s *Sink) EventFamilies() event.Family {
 	var f event.Family
-	on := func(c int) bool { return s.min[c] < slogOff }
-	if on(compCommand) {
+	on := func(c int, l slog.Level) bool { return l >= s.min[c] && l < slogOff }
+	if on(compCommand, debug) {
 		f |= event.FamilyCommand
 	}
-	if on(compConnection) {
+	if on(compConnection, debug) {
 		f |= event.FamilyPool
 	}
-	if on(compTopology) || on(compFailover) {
+	if on(compTopology, debug) || on(compFailover, info) {
 		f |= event.FamilyTopology
 	}
-	if on(compSelection) {
+	if on(compSelection, info) {
 		f |= event.FamilySelection
 	}
 	return f

@@ -618,7 +618,9 @@ func TestEventFamilies(t *testing.T) {
 		want   event.Family
 	}{
 		{"every component off", off, nil, 0},
-		{"nothing set, no handler in code", nil, nil, event.FamilyCommand | event.FamilyPool | event.FamilyTopology | event.FamilySelection},
+		{"a handler in code and no level: info, where only the waiting and failover messages exist", nil, nil, event.FamilyTopology | event.FamilySelection},
+		{"everything at debug", allDebug(), nil, event.FamilyCommand | event.FamilyPool | event.FamilyTopology | event.FamilySelection},
+		{"command at info makes no message", map[Component]Level{ComponentCommand: LevelInformational, ComponentTopology: LevelOff, ComponentServerSelection: LevelOff, ComponentConnection: LevelOff, ComponentFailover: LevelOff}, nil, 0},
 		{"command only", map[Component]Level{ComponentCommand: LevelDebug, ComponentTopology: LevelOff, ComponentServerSelection: LevelOff, ComponentConnection: LevelOff, ComponentFailover: LevelOff}, nil, event.FamilyCommand},
 		{"failover alone needs topology events", map[Component]Level{ComponentCommand: LevelOff, ComponentTopology: LevelOff, ComponentServerSelection: LevelOff, ComponentConnection: LevelOff, ComponentFailover: LevelInformational}, nil, event.FamilyTopology},
 		{"environment turns connection on", map[Component]Level{ComponentCommand: LevelOff, ComponentTopology: LevelOff, ComponentServerSelection: LevelOff, ComponentFailover: LevelOff}, map[string]string{"MONGODB_LOG_CONNECTION": "debug"}, event.FamilyPool},
