@@ -26,7 +26,7 @@ import (
 
 // The telemetry rows: what observability costs. Four of the CRUD rows
 // (findOne by _id and insertOne of a small document, on 1 and on 16
-// goroutines) are run by five clients against one mongotest server in a
+// goroutines) are run by six clients against one mongotest server in a
 // child process, in rounds: each round runs every configuration once,
 // starting with a different one each round, so that the machine's drift
 // falls on all of them alike. Each cell is the median run; each ratio is
@@ -50,6 +50,7 @@ const (
 	cfgNone      = iota // mongoscope, no monitor, no logging
 	cfgOff              // mongoscope, observability present but off
 	cfgOn               // mongoscope, telemetry.New with every sink on
+	cfgOnSampled        // the same, with one trace in ten sampled
 	cfgPeerOtel         // official driver with the otelmongo stand-in
 	cfgPeerPlain        // official driver, no monitor
 	numConfigs
@@ -59,6 +60,7 @@ var configNames = [numConfigs]string{
 	cfgNone:      "no monitors",
 	cfgOff:       "telemetry off",
 	cfgOn:        "all sinks on",
+	cfgOnSampled: "all on, 1 in 10 sampled",
 	cfgPeerOtel:  "official + otelmongo stand-in",
 	cfgPeerPlain: "official, no monitor",
 }
@@ -108,13 +110,18 @@ type sinks struct {
 }
 
 func newSinks(exp sdktrace.SpanExporter) *sinks {
+	return newSampledSinks(exp, sdktrace.AlwaysSample())
+}
+
+// newSampledSinks is newSinks with another sampler.
+func newSampledSinks(exp sdktrace.SpanExporter, sampler sdktrace.Sampler) *sinks {
 	return &sinks{
-		tp:  sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(exp)),
+		tp:  sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(exp)),
 		reg: prometheus.NewRegistry(),
 	}
 }
 
-// telemetryClients are the five configurations' clients. The setup
+// telemetryClients are the six configurations' clients. The setup
 // client (the official driver, no monitor) seeds and empties the
 // collection for all.
 type telemetryClients struct {
@@ -123,6 +130,7 @@ type telemetryClients struct {
 	offTracer  *tracing.Tracer            // cfgOff's disabled tracer
 	onTel      *telemetry.Telemetry       // cfgOn's sinks
 	onSinks    *sinks                     // cfgOn's span pipeline and registry
+	sampSinks  *sinks                     // cfgOnSampled's
 	peerSinks  *sinks                     // cfgPeerOtel's
 	peerTracer *peerTracer
 	// notes say what a configuration could not attach (the sinks'
@@ -162,7 +170,7 @@ func offLogging(w io.Writer) *logging.Options {
 	}
 }
 
-// connectTelemetry connects the five clients to uri. The span exporters
+// connectTelemetry connects the six clients to uri. The span exporters
 // come from exp (one per TracerProvider); offLogs and onLogs receive the
 // "telemetry off" and "all sinks on" log messages.
 func connectTelemetry(ctx context.Context, uri string, exp func() sdktrace.SpanExporter, offLogs, onLogs io.Writer) (*telemetryClients, error) {
@@ -215,6 +223,22 @@ func connectTelemetry(ctx context.Context, uri string, exp func() sdktrace.SpanE
 		return nil, err
 	}
 
+	// The same sinks with a production sampler: one trace in ten
+	// (ParentBased(TraceIDRatioBased(0.1))), the others' spans not
+	// recorded; logs and metrics as for cfgOn.
+	c.sampSinks = newSampledSinks(exp(), sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1)))
+	samp, err := telemetry.New(telemetry.Options{
+		Logger:         slog.New(slog.NewJSONHandler(onLogs, nil)),
+		TracerProvider: c.sampSinks.tp,
+		Registerer:     c.sampSinks.reg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := connectOurs(cfgOnSampled, samp.Apply); err != nil {
+		return nil, err
+	}
+
 	c.peerSinks = newSinks(exp())
 	if c.peerTracer, err = newPeerTracer(c.peerSinks.tp, c.peerSinks.reg); err != nil {
 		return nil, err
@@ -250,7 +274,7 @@ func (c *telemetryClients) close(ctx context.Context) {
 			cl.Disconnect(ctx)
 		}
 	}
-	for _, s := range []*sinks{c.onSinks, c.peerSinks} {
+	for _, s := range []*sinks{c.onSinks, c.sampSinks, c.peerSinks} {
 		if s != nil {
 			s.tp.Shutdown(ctx)
 		}
@@ -326,16 +350,17 @@ func runTelemetry(sel *regexp.Regexp, count int, after bool) bool {
 		fail(err)
 	}
 	defer clients.close(ctx)
-	onExp, peerExp := exporters[0], exporters[1]
+	onExp, sampExp, peerExp := exporters[0], exporters[1], exporters[2]
 	setup := &crudEnv{ctx: ctx, docs: docs, theirs: clients.theirs[cfgPeerPlain].Database(crudDB).Collection(crudColl)}
 
-	fmt.Printf("Telemetry overhead: the same operations through five clients, in %d interleaved rounds (median run; ratios are medians of each round's ratio, [min, max] over rounds).\n", count)
+	fmt.Printf("Telemetry overhead: the same operations through six clients, in %d interleaved rounds (median run; ratios are medians of each round's ratio, [min, max] over rounds).\n", count)
 	fmt.Println("The official driver's otelmongo row is a stand-in written for this bench (a CommandMonitor with otelmongo's spans plus a duration histogram):\notelmongo for mongo-driver/v2 is not served by this machine's Go module proxy. See the notes below the tables.")
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "task\tconfiguration\tops/s\tallocs/op\tB/op\tclient CPU µs/op\tspans/op\t")
 	type verdict struct {
 		row                           string
 		offCost, onCost, onVsPeer     []float64 // per round
+		sampCost                      []float64 // per round: 1-in-10 sampled vs off
 		offCPU, onCPU                 []float64 // per round, nil when unknown
 		offAllocs, onAllocs, peerAllc int64
 	}
@@ -356,7 +381,7 @@ func runTelemetry(sel *regexp.Regexp, count int, after bool) bool {
 		for i := range ops {
 			ops[i].Store(0)
 		}
-		spans0 := [numConfigs]int64{cfgOn: flushCount(ctx, clients.onSinks, onExp), cfgPeerOtel: flushCount(ctx, clients.peerSinks, peerExp)}
+		spans0 := [numConfigs]int64{cfgOn: flushCount(ctx, clients.onSinks, onExp), cfgOnSampled: flushCount(ctx, clients.sampSinks, sampExp), cfgPeerOtel: flushCount(ctx, clients.peerSinks, peerExp)}
 		var runs [numConfigs][]crudResult
 		for round := 0; round < count; round++ {
 			for k := 0; k < numConfigs; k++ {
@@ -364,7 +389,7 @@ func runTelemetry(sel *regexp.Regexp, count int, after bool) bool {
 				runs[cfg] = append(runs[cfg], measureCRUD(fs[cfg], srv))
 			}
 		}
-		spans1 := [numConfigs]int64{cfgOn: flushCount(ctx, clients.onSinks, onExp), cfgPeerOtel: flushCount(ctx, clients.peerSinks, peerExp)}
+		spans1 := [numConfigs]int64{cfgOn: flushCount(ctx, clients.onSinks, onExp), cfgOnSampled: flushCount(ctx, clients.sampSinks, sampExp), cfgPeerOtel: flushCount(ctx, clients.peerSinks, peerExp)}
 		var med [numConfigs]crudResult
 		for cfg := range runs {
 			med[cfg] = medianCRUD(append([]crudResult(nil), runs[cfg]...))
@@ -375,7 +400,7 @@ func runTelemetry(sel *regexp.Regexp, count int, after bool) bool {
 				name = telemetryPrefix + row
 			}
 			spans := "-"
-			if cfg == cfgOn || cfg == cfgPeerOtel {
+			if cfg == cfgOn || cfg == cfgOnSampled || cfg == cfgPeerOtel {
 				if n := ops[cfg].Load(); n > 0 {
 					spans = fmt.Sprintf("%.2f", float64(spans1[cfg]-spans0[cfg])/float64(n))
 				}
@@ -414,6 +439,7 @@ func runTelemetry(sel *regexp.Regexp, count int, after bool) bool {
 		}
 		verdicts = append(verdicts, verdict{row: row,
 			offCost: perRound(cfgOff, cfgNone), onCost: perRound(cfgOn, cfgOff), onVsPeer: speedup(cfgOn, cfgPeerOtel),
+			sampCost: perRound(cfgOnSampled, cfgOff),
 			offCPU: cpuCost(cfgOff, cfgNone), onCPU: cpuCost(cfgOn, cfgOff),
 			offAllocs: med[cfgOff].allocs - med[cfgNone].allocs, onAllocs: med[cfgOn].allocs, peerAllc: med[cfgPeerOtel].allocs})
 	}
@@ -421,7 +447,7 @@ func runTelemetry(sel *regexp.Regexp, count int, after bool) bool {
 
 	fmt.Println()
 	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "task\toff vs no monitors: cost ≤ 1%\t\tall on vs off: cost ≤ 10%\t\tall on vs official+otel: ops/s ratio > 1\t\tallocs/op ours < official+otel\t\tclient CPU/op: off vs none, on vs off\t")
+	fmt.Fprintln(tw, "task\toff vs no monitors: cost ≤ 1%\t\tall on vs off: cost ≤ 10%\t\tall on vs official+otel: ops/s ratio > 1\t\tallocs/op ours < official+otel\t\tclient CPU/op: off vs none, on vs off\t1 in 10 sampled vs off (not a target)\t")
 	passMiss := func(ok bool) string {
 		if ok {
 			return "PASS"
@@ -442,11 +468,12 @@ func runTelemetry(sel *regexp.Regexp, count int, after bool) bool {
 			b, _, _ := medianSpread(v.onCPU)
 			cpu = fmt.Sprintf("%+.1f%%, %+.1f%%", 100*a, 100*b)
 		}
-		fmt.Fprintf(tw, "%s\t%s (%+d allocs)\t%s\t%s\t%s\t%.2fx [%.2f, %.2f]\t%s\t%d vs %d\t%s\t%s\t\n", telemetryPrefix+v.row,
+		sampS, _ := pct(v.sampCost)
+		fmt.Fprintf(tw, "%s\t%s (%+d allocs)\t%s\t%s\t%s\t%.2fx [%.2f, %.2f]\t%s\t%d vs %d\t%s\t%s\t%s\t\n", telemetryPrefix+v.row,
 			offS, v.offAllocs, passMiss(off <= 0.01),
 			onS, passMiss(on <= 0.10),
 			r, lo, hi, passMiss(r > 1),
-			v.onAllocs, v.peerAllc, passMiss(v.onAllocs < v.peerAllc), cpu)
+			v.onAllocs, v.peerAllc, passMiss(v.onAllocs < v.peerAllc), cpu, sampS)
 	}
 	tw.Flush()
 	fmt.Print(telemetryNotes)
@@ -501,6 +528,13 @@ mongotest server in a child process, the seeded tweets for findOne):
                   discards, Registerer: a fresh prometheus.NewRegistry()}),
                   then Apply: logs at info (the default when a logger is
                   given), spans, metrics; no db.query.text.
+  all on, 1 in 10 sampled
+                  the same with the sampler production tracing usually
+                  has, ParentBased(TraceIDRatioBased(0.1)): nine
+                  operations in ten make spans that are not recorded
+                  (the tracing sink then skips their attributes); logs
+                  and metrics as above. Informative, not one of the
+                  issue's four configurations.
   official + otelmongo stand-in
                   go.mongodb.org/mongo-driver/v2 with a CommandMonitor of
                   ours standing in for otelmongo, which this machine's Go

@@ -21,7 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// TestTelemetryConfigs wires the telemetry rows' five clients to an
+// TestTelemetryConfigs wires the telemetry rows' six clients to an
 // in-process mongotest with in-memory span exporters, runs three inserts
 // and three finds through each, and checks that each configuration is what
 // the table says: "telemetry off" logs nothing and its tracer is off; "all
@@ -56,8 +56,9 @@ func TestTelemetryConfigs(t *testing.T) {
 	for _, n := range c.notes {
 		t.Log("note:", n)
 	}
-	onExp, peerExp := exps[0], exps[1]
+	onExp, sampExp, peerExp := exps[0], exps[1], exps[2]
 	onExp.Reset()
+	sampExp.Reset()
 	peerExp.Reset()
 
 	const n = 3
@@ -105,6 +106,18 @@ func TestTelemetryConfigs(t *testing.T) {
 		t.Logf("all sinks on: %T is a stub; metrics not checked", c.onTel.Metrics())
 	} else if got := histogramSamples(t, c.onSinks.reg, ""); got < 2*n {
 		t.Errorf("all sinks on: %d histogram samples for %d inserts and %d finds", got, n, n)
+	}
+
+	// all on, one trace in ten sampled: metrics for every operation, spans
+	// for fewer (each operation's two, when its trace is sampled).
+	if err := c.sampSinks.tp.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := histogramSamples(t, c.sampSinks.reg, ""); got < 2*n {
+		t.Errorf("1 in 10 sampled: %d histogram samples for %d inserts and %d finds", got, n, n)
+	}
+	if got := len(sampExp.GetSpans()); got > len(onExp.GetSpans()) || got%2 != 0 {
+		t.Errorf("1 in 10 sampled: %d spans (all on: %d); want fewer, two per sampled operation", got, len(onExp.GetSpans()))
 	}
 
 	// the otelmongo stand-in.
