@@ -440,7 +440,7 @@ func runTelemetry(sel *regexp.Regexp, count int, after bool) bool {
 		verdicts = append(verdicts, verdict{row: row,
 			offCost: perRound(cfgOff, cfgNone), onCost: perRound(cfgOn, cfgOff), onVsPeer: speedup(cfgOn, cfgPeerOtel),
 			sampCost: perRound(cfgOnSampled, cfgOff),
-			offCPU: cpuCost(cfgOff, cfgNone), onCPU: cpuCost(cfgOn, cfgOff),
+			offCPU:   cpuCost(cfgOff, cfgNone), onCPU: cpuCost(cfgOn, cfgOff),
 			offAllocs: med[cfgOff].allocs - med[cfgNone].allocs, onAllocs: med[cfgOn].allocs, peerAllc: med[cfgPeerOtel].allocs})
 	}
 	tw.Flush()
