@@ -8,6 +8,7 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/telemetry/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -97,3 +98,104 @@ func BenchmarkFindOneEvents(b *testing.B) {
 		})
 	}
 }
+
+func traceCtx(tid trace.TraceID) context.Context {
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8}, TraceFlags: trace.FlagsSampled})
+	return trace.ContextWithSpanContext(context.Background(), sc)
+}
+
+// exemplarIDs returns the trace ids of the exemplars of the histograms,
+// by family.
+func exemplarIDs(t *testing.T, reg *prometheus.Registry) map[string]map[string]int {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]int{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, b := range m.GetHistogram().GetBucket() {
+				for _, l := range b.GetExemplar().GetLabel() {
+					if l.GetName() == "trace_id" {
+						if out[mf.GetName()] == nil {
+							out[mf.GetName()] = map[string]int{}
+						}
+						out[mf.GetName()][l.GetValue()]++
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestExemplarInterval: the first sampled observation of a series' bucket
+// takes an exemplar; another within ExemplarInterval does not replace it;
+// past the interval one does.
+func TestExemplarInterval(t *testing.T) {
+	tid1 := trace.TraceID{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}
+	tid2 := trace.TraceID{2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}
+	histograms := []string{
+		"mongodb_driver_operation_duration_seconds",
+		"mongodb_driver_command_duration_seconds",
+		"mongodb_driver_server_selection_duration_seconds",
+		"mongodb_driver_pool_checkout_duration_seconds",
+		"mongodb_driver_connection_use_duration_seconds",
+	}
+
+	m := metrics.New(metrics.Options{ExemplarInterval: time.Hour})
+	reg := registry(t, m)
+	e := newFindOneEvents(t, m)
+	e.run(context.Background(), m) // no span: no exemplar, no slot taken
+	e.run(traceCtx(tid1), m)
+	e.run(traceCtx(tid2), m)
+	ids := exemplarIDs(t, reg)
+	for _, name := range histograms {
+		if ids[name][tid1.String()] == 0 || ids[name][tid2.String()] != 0 {
+			t.Errorf("%s: exemplars %v, want trace %s's only", name, ids[name], tid1)
+		}
+	}
+
+	short := metrics.New(metrics.Options{ExemplarInterval: time.Nanosecond})
+	reg = registry(t, short)
+	e = newFindOneEvents(t, short)
+	e.run(traceCtx(tid1), short)
+	time.Sleep(time.Millisecond)
+	e.run(traceCtx(tid2), short)
+	ids = exemplarIDs(t, reg)
+	for _, name := range histograms {
+		if ids[name][tid2.String()] == 0 || ids[name][tid1.String()] != 0 {
+			t.Errorf("interval 1ns: %s: exemplars %v, want trace %s's only", name, ids[name], tid2)
+		}
+	}
+
+	off := metrics.New(metrics.Options{ExemplarInterval: -1})
+	reg = registry(t, off)
+	e = newFindOneEvents(t, off)
+	e.run(traceCtx(tid1), off)
+	if ids := exemplarIDs(t, reg); len(ids) != 0 {
+		t.Errorf("ExemplarInterval < 0: exemplars %v", ids)
+	}
+}
+
+// TestFindOneAllocs: once a findOne's label values are known and its
+// buckets took their exemplars, its events allocate at most the context
+// CommandStarted returns, with a sampled span or without.
+func TestFindOneAllocs(t *testing.T) {
+	if testing.CoverMode() != "" {
+		t.Skip("coverage counters")
+	}
+	m := metrics.New(metrics.Options{ExemplarInterval: time.Hour})
+	e := newFindOneEvents(t, m)
+	for _, ctx := range []context.Context{context.Background(), sampledCtx()} {
+		e.run(ctx, m)
+		if n := testing.AllocsPerRun(100, func() { e.run(ctx, m) }); n > maxFindOneAllocs {
+			t.Errorf("span %v: %v allocations per findOne, want <= %d", trace.SpanContextFromContext(ctx).IsSampled(), n, maxFindOneAllocs)
+		}
+	}
+}
+
+// maxFindOneAllocs is the allocations of a findOne's events: the context
+// that carries the command's collection.
+const maxFindOneAllocs = 1

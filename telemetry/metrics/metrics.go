@@ -12,7 +12,6 @@ import (
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultBuckets are the bucket bounds, in seconds, OpenTelemetry's
@@ -42,6 +41,15 @@ type Options struct {
 	// OpenTelemetry metrics, under the names of the semantic conventions
 	// for database clients (see the package documentation).
 	MeterProvider metric.MeterProvider
+	// ExemplarInterval is the least time between two exemplars of the
+	// same histogram series and bucket: an observation made under a
+	// sampled span carries its trace id only when its bucket took none
+	// in the last ExemplarInterval. A bucket holds only its latest
+	// exemplar, which Prometheus reads at each scrape (every 15 to 60
+	// seconds), so a dashboard shows as many, and the other observations
+	// skip the exemplar's cost. 0 means DefaultExemplarInterval (1s); a negative
+	// value turns exemplars off.
+	ExemplarInterval time.Duration
 }
 
 // The values of the outcome label.
@@ -66,23 +74,25 @@ const ns0 = "mongodb_driver"
 // prometheus.WrapRegistererWith and a label of yours to tell them apart)
 // rather than one to several clients of the same servers.
 type Metrics struct {
-	opDuration   *prometheus.HistogramVec
-	cmdDuration  *prometheus.HistogramVec
+	opDuration   *histogram
+	cmdDuration  *histogram
 	retries      *prometheus.CounterVec
 	timeouts     *prometheus.CounterVec
-	checkout     *prometheus.HistogramVec
+	checkout     *histogram
 	checkoutFail *prometheus.CounterVec
-	connCreate   *prometheus.HistogramVec
-	connUse      *prometheus.HistogramVec
+	connCreate   *histogram
+	connUse      *histogram
 	connClosed   *prometheus.CounterVec
 	poolClears   *prometheus.CounterVec
-	selection    *prometheus.HistogramVec
-	heartbeat    *prometheus.HistogramVec
+	selection    *histogram
+	heartbeat    *histogram
 	topoChanges  prometheus.Counter
 
 	poolConns, poolMin, poolMax, poolWaiting, serverRTT, serverType *prometheus.Desc
 
 	otel *otelInstruments // nil without Options.MeterProvider
+
+	exemplarEvery int64 // nanoseconds; <= 0: no exemplars
 
 	names   *interner
 	servers *interner
@@ -129,8 +139,11 @@ func New(o Options) *Metrics {
 	case maxNS < 0:
 		maxNS = 0
 	}
-	hist := func(name, help string, labels ...string) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns0, Name: name, Help: help, Buckets: buckets}, labels)
+	hist := func(name, help string, labels ...string) *histogram {
+		return &histogram{
+			vec:    prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns0, Name: name, Help: help, Buckets: buckets}, labels),
+			bounds: buckets,
+		}
 	}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns0, Name: name, Help: help}, labels)
@@ -172,6 +185,12 @@ func New(o Options) *Metrics {
 		conns:    make(map[connKey]connState),
 		topology: make(map[string]*serverState),
 	}
+	switch {
+	case o.ExemplarInterval == 0:
+		m.exemplarEvery = int64(DefaultExemplarInterval)
+	case o.ExemplarInterval > 0:
+		m.exemplarEvery = int64(o.ExemplarInterval)
+	}
 	if o.MeterProvider != nil {
 		m.otel = newOTel(o.MeterProvider, buckets)
 	}
@@ -200,8 +219,8 @@ func cleanBuckets(b []float64) []float64 {
 }
 
 func (m *Metrics) vecs() []prometheus.Collector {
-	return []prometheus.Collector{m.opDuration, m.cmdDuration, m.retries, m.timeouts, m.checkout, m.checkoutFail,
-		m.connCreate, m.connUse, m.connClosed, m.poolClears, m.selection, m.heartbeat, m.topoChanges}
+	return []prometheus.Collector{m.opDuration.vec, m.cmdDuration.vec, m.retries, m.timeouts, m.checkout.vec, m.checkoutFail,
+		m.connCreate.vec, m.connUse.vec, m.connClosed, m.poolClears, m.selection.vec, m.heartbeat.vec, m.topoChanges}
 }
 
 // Describe implements prometheus.Collector.
@@ -248,25 +267,6 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// observe records d on the histogram of vec for the label values, with
-// the trace id of ctx's span as an exemplar when that span is sampled.
-func observe(ctx context.Context, vec *prometheus.HistogramVec, d time.Duration, labels ...string) {
-	o, err := vec.GetMetricWithLabelValues(labels...)
-	if err != nil {
-		return
-	}
-	v := d.Seconds()
-	if ctx != nil {
-		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && sc.IsSampled() {
-			if eo, ok := o.(prometheus.ExemplarObserver); ok {
-				eo.ObserveWithExemplar(v, prometheus.Labels{"trace_id": sc.TraceID().String()})
-				return
-			}
-		}
-	}
-	o.Observe(v)
-}
-
 func inc(vec *prometheus.CounterVec, labels ...string) {
 	if c, err := vec.GetMetricWithLabelValues(labels...); err == nil {
 		c.Inc()
@@ -293,7 +293,7 @@ func (m *Metrics) OperationFinished(ctx context.Context, e *event.OperationFinis
 	name := m.names.str(e.Name)
 	n := m.ns.getString(e.Database, e.Collection)
 	code := m.errorCode(e.Err)
-	observe(ctx, m.opDuration, e.Duration, name, n.db, n.coll, outcome(e.Err != nil), code)
+	m.observe(ctx, m.opDuration, e.Duration, name, n.db, n.coll, outcome(e.Err != nil), code)
 	if m.otel != nil {
 		m.otel.operation(ctx, name, n, code, e.Err != nil, e.Duration, e.Err)
 	}
@@ -349,7 +349,7 @@ func (m *Metrics) command(ctx context.Context, f *event.CommandFields, d time.Du
 	if n == nil {
 		n = m.ns.getString(f.DatabaseName, "")
 	}
-	observe(ctx, m.cmdDuration, d, m.names.str(f.CommandName), n.db, n.coll, m.address(f.ServerHost, f.ServerPort), outcome(failed), code)
+	m.observe(ctx, m.cmdDuration, d, m.names.str(f.CommandName), n.db, n.coll, m.address(f.ServerHost, f.ServerPort), outcome(failed), code)
 }
 
 // CommandSucceeded implements event.CommandMonitor.
@@ -373,11 +373,11 @@ func (m *Metrics) SelectionEvent(ctx context.Context, e event.SelectionEvent) {
 	switch e := e.(type) {
 	case *event.ServerSelectionSucceeded:
 		if e != nil {
-			observe(ctx, m.selection, e.Duration, OutcomeSuccess)
+			m.observe(ctx, m.selection, e.Duration, OutcomeSuccess)
 		}
 	case *event.ServerSelectionFailed:
 		if e != nil {
-			observe(ctx, m.selection, e.Duration, OutcomeFailure)
+			m.observe(ctx, m.selection, e.Duration, OutcomeFailure)
 		}
 	}
 }
@@ -421,7 +421,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			return
 		}
 		addr := m.servers.str(e.Address)
-		observe(ctx, m.connCreate, e.Duration, addr)
+		m.observe(ctx, m.connCreate, e.Duration, addr)
 		if m.otel != nil {
 			m.otel.record(ctx, m.otel.createTime, addr, e.Duration)
 		}
@@ -482,7 +482,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			reason = "other"
 		}
 		addr := m.servers.str(e.Address)
-		observe(ctx, m.checkout, e.Duration, addr, OutcomeFailure)
+		m.observe(ctx, m.checkout, e.Duration, addr, OutcomeFailure)
 		inc(m.checkoutFail, addr, reason)
 		if m.otel != nil {
 			m.otel.record(ctx, m.otel.waitTime, addr, e.Duration)
@@ -501,7 +501,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			return
 		}
 		addr := m.servers.str(e.Address)
-		observe(ctx, m.checkout, e.Duration, addr, OutcomeSuccess)
+		m.observe(ctx, m.checkout, e.Duration, addr, OutcomeSuccess)
 		if m.otel != nil {
 			m.otel.record(ctx, m.otel.waitTime, addr, e.Duration)
 		}
@@ -544,7 +544,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 		})
 		if used > 0 {
 			addr := m.servers.str(e.Address)
-			observe(ctx, m.connUse, used, addr)
+			m.observe(ctx, m.connUse, used, addr)
 			if m.otel != nil {
 				m.otel.record(ctx, m.otel.useTime, addr, used)
 			}
@@ -660,7 +660,7 @@ func (m *Metrics) TopologyEvent(ctx context.Context, e event.TopologyEvent) {
 			return
 		}
 		addr := m.address(e.ServerHost, e.ServerPort)
-		observe(ctx, m.heartbeat, e.Duration, addr, awaited(e.Awaited), OutcomeSuccess)
+		m.observe(ctx, m.heartbeat, e.Duration, addr, awaited(e.Awaited), OutcomeSuccess)
 		if !e.Awaited {
 			m.mu.Lock()
 			if s := m.topology[addr]; s != nil {
@@ -682,7 +682,7 @@ func (m *Metrics) TopologyEvent(ctx context.Context, e event.TopologyEvent) {
 			// that cancels a streaming check): the server did not fail it.
 			outcome = OutcomeCanceled
 		}
-		observe(ctx, m.heartbeat, e.Duration, m.address(e.ServerHost, e.ServerPort), awaited(e.Awaited), outcome)
+		m.observe(ctx, m.heartbeat, e.Duration, m.address(e.ServerHost, e.ServerPort), awaited(e.Awaited), outcome)
 	}
 }
 
