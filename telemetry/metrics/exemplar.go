@@ -87,3 +87,13 @@ func (m *Metrics) observe(ctx context.Context, h *histogram, d time.Duration, la
 	}
 	o.Observe(v)
 }
+
+// ExemplarInterval returns the least time between two exemplars of a
+// histogram series' bucket: Options.ExemplarInterval, or its default; a
+// negative value when exemplars are off.
+func (m *Metrics) ExemplarInterval() time.Duration {
+	if m.exemplarEvery <= 0 {
+		return -1
+	}
+	return time.Duration(m.exemplarEvery)
+}
