@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,3 +200,43 @@ func TestFindOneAllocs(t *testing.T) {
 // maxFindOneAllocs is the allocations of a findOne's events: the context
 // that carries the command's collection.
 const maxFindOneAllocs = 1
+
+// TestConcurrentObservations: findOnes on several goroutines, with and
+// without sampled spans, are all counted (run with -race for the observer
+// cache and the exemplar slots).
+func TestConcurrentObservations(t *testing.T) {
+	m := metrics.New(metrics.Options{ExemplarInterval: time.Microsecond})
+	reg := registry(t, m)
+	e := newFindOneEvents(t, m)
+	const workers, each = 4, 200
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		ctx := context.Background()
+		if w%2 == 0 {
+			ctx = traceCtx(trace.TraceID{byte(w + 1), 1})
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				e.run(ctx, m)
+			}
+		}()
+	}
+	wg.Wait()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "mongodb_driver_operation_duration_seconds" {
+			continue
+		}
+		if len(mf.GetMetric()) != 1 || mf.GetMetric()[0].GetHistogram().GetSampleCount() != workers*each {
+			t.Errorf("operation histogram: %v", mf.GetMetric())
+		}
+	}
+	if len(exemplarIDs(t, reg)) == 0 {
+		t.Error("no exemplars")
+	}
+}
