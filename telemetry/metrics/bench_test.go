@@ -240,3 +240,48 @@ func TestConcurrentObservations(t *testing.T) {
 		t.Error("no exemplars")
 	}
 }
+
+// TestCommandContext: the collection CommandStarted reads reaches the end
+// event through the returned context, also when another monitor wraps it
+// (a context.WithCancel on it starts no goroutine and is canceled with it).
+func TestCommandContext(t *testing.T) {
+	type otherKey struct{}
+	m := metrics.New(metrics.Options{})
+	reg := registry(t, m)
+	e := newFindOneEvents(t, m)
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), otherKey{}, "v"))
+	cctx := m.CommandStarted(parent, e.cs)
+	if cctx.Value(otherKey{}) != "v" {
+		t.Error("the command context lost its parent's values")
+	}
+	child, cancelChild := context.WithCancel(cctx)
+	defer cancelChild()
+	cancel()
+	select {
+	case <-child.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("canceling the parent did not cancel a child of the command context")
+	}
+	m.CommandSucceeded(context.WithValue(cctx, otherKey{}, "w"), e.ok)
+	m.CommandSucceeded(cctx, e.ok)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, mf := range mfs {
+		if mf.GetName() != "mongodb_driver_command_duration_seconds" {
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() == "collection" {
+					found = l.GetValue() == "c" && mt.GetHistogram().GetSampleCount() == 2
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error(`no command series with collection="c" and 2 observations`)
+	}
+}
