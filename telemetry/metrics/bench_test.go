@@ -285,3 +285,20 @@ func TestCommandContext(t *testing.T) {
 		t.Error(`no command series with collection="c" and 2 observations`)
 	}
 }
+
+// BenchmarkFindOneEventsParallel is BenchmarkFindOneEvents/sampled on
+// GOMAXPROCS goroutines: the cost of the sink's shared state under
+// contention.
+func BenchmarkFindOneEventsParallel(b *testing.B) {
+	m := metrics.New(metrics.Options{})
+	e := newFindOneEvents(b, m)
+	ctx := sampledCtx()
+	e.run(ctx, m)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			e.run(ctx, m)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -36,24 +37,30 @@ const (
 // copy of each, so that a value read from a command's bytes costs no
 // allocation once seen. Past max it returns Other. Values are made valid
 // UTF-8, which Prometheus requires of label values.
+//
+// The map is copied on write: a lookup is an atomic load and a map read,
+// with no lock whose counter every core would write; the writes are
+// bounded by max.
 type interner struct {
-	mu  sync.RWMutex
-	m   map[string]string
+	m   atomic.Pointer[map[string]string]
+	mu  sync.Mutex // serializes adds
 	max int
 }
 
-func newInterner(max int) *interner { return &interner{m: make(map[string]string), max: max} }
+func newInterner(max int) *interner {
+	in := &interner{max: max}
+	m := make(map[string]string)
+	in.m.Store(&m)
+	return in
+}
 
 // bytes returns the label value for b.
 func (in *interner) bytes(b []byte) string {
-	in.mu.RLock()
-	s, ok := in.m[string(b)] // no allocation for the lookup
-	full := len(in.m) >= in.max
-	in.mu.RUnlock()
-	switch {
-	case ok:
+	m := *in.m.Load()
+	if s, ok := m[string(b)]; ok { // no allocation for the lookup
 		return s
-	case full: // past the cap, without the write lock
+	}
+	if len(m) >= in.max { // past the cap, without the lock
 		return Other
 	}
 	return in.add(string(b))
@@ -61,14 +68,11 @@ func (in *interner) bytes(b []byte) string {
 
 // str returns the label value for s.
 func (in *interner) str(s string) string {
-	in.mu.RLock()
-	v, ok := in.m[s]
-	full := len(in.m) >= in.max
-	in.mu.RUnlock()
-	switch {
-	case ok:
+	m := *in.m.Load()
+	if v, ok := m[s]; ok {
 		return v
-	case full:
+	}
+	if len(m) >= in.max {
 		return Other
 	}
 	return in.add(s)
@@ -77,17 +81,23 @@ func (in *interner) str(s string) string {
 func (in *interner) add(s string) string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if v, ok := in.m[s]; ok {
+	m := *in.m.Load()
+	if v, ok := m[s]; ok {
 		return v
 	}
-	if len(in.m) >= in.max {
+	if len(m) >= in.max {
 		return Other
 	}
 	v := s
 	if !utf8.ValidString(v) {
 		v = strings.ToValidUTF8(v, "\uFFFD")
 	}
-	in.m[s] = v
+	next := make(map[string]string, len(m)+1)
+	for k, x := range m {
+		next[k] = x
+	}
+	next[s] = v
+	in.m.Store(&next)
 	return v
 }
 
@@ -97,40 +107,49 @@ type ns struct{ db, coll string }
 var otherNS = &ns{Other, Other}
 
 // namespaces keeps up to max distinct (database, collection) pairs; past
-// max every new pair is (Other, Other). A cap below 0 keeps none.
+// max every new pair is (Other, Other). A cap below 0 keeps none. Its map
+// is copied on write, as an interner's.
 type namespaces struct {
-	mu  sync.RWMutex
-	m   map[string]*ns
+	m   atomic.Pointer[map[string]*ns]
+	mu  sync.Mutex // serializes adds
 	max int
 }
 
-func newNamespaces(max int) *namespaces { return &namespaces{m: make(map[string]*ns), max: max} }
+func newNamespaces(max int) *namespaces {
+	n := &namespaces{max: max}
+	m := make(map[string]*ns)
+	n.m.Store(&m)
+	return n
+}
 
 // get returns the labels of db and coll (a string or bytes, read from a
 // command): coll is passed as bytes, without a copy.
 func (n *namespaces) get(db string, coll []byte) *ns {
 	var buf [192]byte
 	k := append(append(append(buf[:0], db...), 0), coll...)
-	n.mu.RLock()
-	v, ok := n.m[string(k)]
-	full := len(n.m) >= n.max
-	n.mu.RUnlock()
-	switch {
-	case ok:
+	m := *n.m.Load()
+	if v, ok := m[string(k)]; ok {
 		return v
-	case full: // past the cap, without the write lock
+	}
+	if len(m) >= n.max { // past the cap, without the lock
 		return otherNS
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if v, ok := n.m[string(k)]; ok {
+	m = *n.m.Load()
+	if v, ok := m[string(k)]; ok {
 		return v
 	}
-	if len(n.m) >= n.max {
+	if len(m) >= n.max {
 		return otherNS
 	}
-	v = &ns{db: strings.ToValidUTF8(db, "\uFFFD"), coll: strings.ToValidUTF8(string(coll), "\uFFFD")}
-	n.m[string(k)] = v
+	v := &ns{db: strings.ToValidUTF8(db, "\uFFFD"), coll: strings.ToValidUTF8(string(coll), "\uFFFD")}
+	next := make(map[string]*ns, len(m)+1)
+	for key, x := range m {
+		next[key] = x
+	}
+	next[string(k)] = v
+	n.m.Store(&next)
 	return v
 }
 
