@@ -107,18 +107,31 @@ type ns struct{ db, coll string }
 var otherNS = &ns{Other, Other}
 
 // namespaces keeps up to max distinct (database, collection) pairs; past
-// max every new pair is (Other, Other). A cap below 0 keeps none. Its map
-// is copied on write, as an interner's.
+// max every new pair is (Other, Other). A cap below 0 keeps none.
+//
+// Lookups read an immutable map through an atomic pointer, without a
+// lock. Since max is the application's (MaxNamespaces), new pairs are not
+// copied into it one by one, which would cost O(max²): they wait in dirty,
+// under mu, and are merged in when the lookups that had to take the lock
+// reach an eighth of the pairs, so that a merge's copying is paid for by
+// as many locked lookups, and when the cap is reached.
 type namespaces struct {
-	m   atomic.Pointer[map[string]*ns]
-	mu  sync.Mutex // serializes adds
-	max int
+	read atomic.Pointer[map[string]*ns]
+	full atomic.Bool // the cap is reached, and every pair is in read
+
+	mu     sync.Mutex
+	dirty  map[string]*ns // pairs not yet in read
+	misses int            // locked lookups since the last merge
+	max    int
 }
 
 func newNamespaces(max int) *namespaces {
-	n := &namespaces{max: max}
+	n := &namespaces{max: max, dirty: make(map[string]*ns)}
 	m := make(map[string]*ns)
-	n.m.Store(&m)
+	n.read.Store(&m)
+	if max <= 0 {
+		n.full.Store(true)
+	}
 	return n
 }
 
@@ -127,30 +140,48 @@ func newNamespaces(max int) *namespaces {
 func (n *namespaces) get(db string, coll []byte) *ns {
 	var buf [192]byte
 	k := append(append(append(buf[:0], db...), 0), coll...)
-	m := *n.m.Load()
-	if v, ok := m[string(k)]; ok {
+	if v, ok := (*n.read.Load())[string(k)]; ok {
 		return v
 	}
-	if len(m) >= n.max { // past the cap, without the lock
+	if n.full.Load() { // past the cap, without the lock
 		return otherNS
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	m = *n.m.Load()
+	m := *n.read.Load()
 	if v, ok := m[string(k)]; ok {
 		return v
 	}
-	if len(m) >= n.max {
+	if v, ok := n.dirty[string(k)]; ok {
+		if n.misses++; n.misses > len(m)/8 {
+			n.merge(m)
+		}
+		return v
+	}
+	if len(m)+len(n.dirty) >= n.max {
 		return otherNS
 	}
 	v := &ns{db: strings.ToValidUTF8(db, "\uFFFD"), coll: strings.ToValidUTF8(string(coll), "\uFFFD")}
-	next := make(map[string]*ns, len(m)+1)
-	for key, x := range m {
-		next[key] = x
+	n.dirty[string(k)] = v
+	if len(m)+len(n.dirty) >= n.max {
+		n.merge(m)
+		n.full.Store(true)
 	}
-	next[string(k)] = v
-	n.m.Store(&next)
 	return v
+}
+
+// merge replaces read (m) by read and dirty; n.mu is held.
+func (n *namespaces) merge(m map[string]*ns) {
+	next := make(map[string]*ns, len(m)+len(n.dirty))
+	for k, v := range m {
+		next[k] = v
+	}
+	for k, v := range n.dirty {
+		next[k] = v
+	}
+	n.read.Store(&next)
+	clear(n.dirty)
+	n.misses = 0
 }
 
 // getString is get for a collection name held in a string.
