@@ -119,7 +119,7 @@ type connKey struct {
 
 type connState struct {
 	ready bool
-	out   time.Time // when it was checked out; zero while in the pool
+	out   int64 // when it was checked out (monotonicNow, > 0); 0 while in the pool
 }
 
 // serverState is what the gauges of one server show.
@@ -471,7 +471,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			k := connKey{e.Address, e.ConnectionID}
 			if c, ok := m.conns[k]; ok {
 				switch {
-				case !c.out.IsZero():
+				case c.out != 0:
 					p.inUse--
 				case c.ready:
 					p.idle--
@@ -526,7 +526,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 		if m.otel != nil {
 			m.otel.record(ctx, m.otel.waitTime, addr, e.Duration)
 		}
-		now := time.Now()
+		now := monotonicNow()
 		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
 			if p == nil {
 				return nil
@@ -535,7 +535,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 				p.waiting--
 			}
 			k := connKey{e.Address, e.ConnectionID}
-			if c, ok := m.conns[k]; ok && c.out.IsZero() {
+			if c, ok := m.conns[k]; ok && c.out == 0 {
 				if c.ready {
 					p.idle--
 				} else {
@@ -554,11 +554,11 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 		var used time.Duration
 		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
 			k := connKey{e.Address, e.ConnectionID}
-			if c, ok := m.conns[k]; ok && !c.out.IsZero() {
-				used = time.Since(c.out)
+			if c, ok := m.conns[k]; ok && c.out != 0 {
+				used = time.Duration(monotonicNow() - c.out)
 				p.inUse--
 				p.idle++
-				c.out = time.Time{}
+				c.out = 0
 				m.conns[k] = c
 			}
 			return p
