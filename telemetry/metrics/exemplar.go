@@ -90,7 +90,8 @@ func (h *histogram) observer(x uint64, labels []string) prometheus.Observer {
 // that v falls in.
 func (h *histogram) slot(x uint64, v float64) *atomic.Int64 {
 	// The bucket: the first bound >= v (Prometheus buckets include their
-	// upper bound); len(bounds) is +Inf (and NaN).
+	// upper bound); len(bounds) is +Inf. NaN falls in 0: only the slot
+	// depends on it.
 	lo, hi := 0, len(h.bounds)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
