@@ -20,6 +20,7 @@ package telemetry
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/driver/logging"
@@ -65,6 +66,10 @@ type Options struct {
 	// OpenTelemetry metrics with the semantic conventions' names
 	// (db.client.operation.duration, db.client.connection.*).
 	MeterProvider metric.MeterProvider
+	// ExemplarInterval is the least time between two exemplars of a
+	// histogram series' bucket (metrics.Options.ExemplarInterval); 0
+	// means 1s, a negative value turns exemplars off.
+	ExemplarInterval time.Duration
 
 	// NoLogs, NoTracing and NoMetrics turn a sink off.
 	NoLogs, NoTracing, NoMetrics bool
@@ -101,7 +106,8 @@ func New(o Options) (*Telemetry, error) {
 		t.tracer = tracing.New(to)
 	}
 	if !o.NoMetrics {
-		t.metrics = metrics.New(metrics.Options{Buckets: o.Buckets, MaxNamespaces: o.MaxNamespaces, MeterProvider: o.MeterProvider})
+		t.metrics = metrics.New(metrics.Options{Buckets: o.Buckets, MaxNamespaces: o.MaxNamespaces, MeterProvider: o.MeterProvider,
+			ExemplarInterval: o.ExemplarInterval})
 		if err := t.metrics.Register(o.Registerer); err != nil {
 			return nil, err
 		}

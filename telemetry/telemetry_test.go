@@ -14,6 +14,7 @@ import (
 	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/mongotest"
 	"github.com/mongoscope/mongoscope/telemetry"
+	"github.com/mongoscope/mongoscope/telemetry/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -182,6 +183,20 @@ func TestOptions(t *testing.T) {
 	logsOnly.Apply(&opts)
 	if opts.Logging != mine {
 		t.Error("Apply replaced the application's own logging options")
+	}
+
+	// ExemplarInterval reaches the metrics sink; 0 is its default.
+	if d := all.Metrics().ExemplarInterval(); d != metrics.DefaultExemplarInterval {
+		t.Errorf("default ExemplarInterval %v, want %v", d, metrics.DefaultExemplarInterval)
+	}
+	for _, want := range []time.Duration{5 * time.Second, -1} {
+		tel, err := telemetry.New(telemetry.Options{Registerer: prometheus.NewRegistry(), ExemplarInterval: want})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := tel.Metrics().ExemplarInterval(); d != want {
+			t.Errorf("ExemplarInterval %v gave %v", want, d)
+		}
 	}
 
 	// QueryTextMaxLength 0 leaves db.query.text to the environment.

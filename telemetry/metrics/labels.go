@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -36,24 +37,30 @@ const (
 // copy of each, so that a value read from a command's bytes costs no
 // allocation once seen. Past max it returns Other. Values are made valid
 // UTF-8, which Prometheus requires of label values.
+//
+// The map is copied on write: a lookup is an atomic load and a map read,
+// with no lock whose counter every core would write; the writes are
+// bounded by max.
 type interner struct {
-	mu  sync.RWMutex
-	m   map[string]string
+	m   atomic.Pointer[map[string]string]
+	mu  sync.Mutex // serializes adds
 	max int
 }
 
-func newInterner(max int) *interner { return &interner{m: make(map[string]string), max: max} }
+func newInterner(max int) *interner {
+	in := &interner{max: max}
+	m := make(map[string]string)
+	in.m.Store(&m)
+	return in
+}
 
 // bytes returns the label value for b.
 func (in *interner) bytes(b []byte) string {
-	in.mu.RLock()
-	s, ok := in.m[string(b)] // no allocation for the lookup
-	full := len(in.m) >= in.max
-	in.mu.RUnlock()
-	switch {
-	case ok:
+	m := *in.m.Load()
+	if s, ok := m[string(b)]; ok { // no allocation for the lookup
 		return s
-	case full: // past the cap, without the write lock
+	}
+	if len(m) >= in.max { // past the cap, without the lock
 		return Other
 	}
 	return in.add(string(b))
@@ -61,14 +68,11 @@ func (in *interner) bytes(b []byte) string {
 
 // str returns the label value for s.
 func (in *interner) str(s string) string {
-	in.mu.RLock()
-	v, ok := in.m[s]
-	full := len(in.m) >= in.max
-	in.mu.RUnlock()
-	switch {
-	case ok:
+	m := *in.m.Load()
+	if v, ok := m[s]; ok {
 		return v
-	case full:
+	}
+	if len(m) >= in.max {
 		return Other
 	}
 	return in.add(s)
@@ -77,17 +81,23 @@ func (in *interner) str(s string) string {
 func (in *interner) add(s string) string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if v, ok := in.m[s]; ok {
+	m := *in.m.Load()
+	if v, ok := m[s]; ok {
 		return v
 	}
-	if len(in.m) >= in.max {
+	if len(m) >= in.max {
 		return Other
 	}
 	v := s
 	if !utf8.ValidString(v) {
 		v = strings.ToValidUTF8(v, "\uFFFD")
 	}
-	in.m[s] = v
+	next := make(map[string]string, len(m)+1)
+	for k, x := range m {
+		next[k] = x
+	}
+	next[s] = v
+	in.m.Store(&next)
 	return v
 }
 
@@ -98,40 +108,80 @@ var otherNS = &ns{Other, Other}
 
 // namespaces keeps up to max distinct (database, collection) pairs; past
 // max every new pair is (Other, Other). A cap below 0 keeps none.
+//
+// Lookups read an immutable map through an atomic pointer, without a
+// lock. Since max is the application's (MaxNamespaces), new pairs are not
+// copied into it one by one, which would cost O(max²): they wait in dirty,
+// under mu, and are merged in when the lookups that had to take the lock
+// reach an eighth of the pairs, so that a merge's copying is paid for by
+// as many locked lookups, and when the cap is reached.
 type namespaces struct {
-	mu  sync.RWMutex
-	m   map[string]*ns
-	max int
+	read atomic.Pointer[map[string]*ns]
+	full atomic.Bool // the cap is reached, and every pair is in read
+
+	mu     sync.Mutex
+	dirty  map[string]*ns // pairs not yet in read
+	misses int            // locked lookups since the last merge
+	max    int
 }
 
-func newNamespaces(max int) *namespaces { return &namespaces{m: make(map[string]*ns), max: max} }
+func newNamespaces(max int) *namespaces {
+	n := &namespaces{max: max, dirty: make(map[string]*ns)}
+	m := make(map[string]*ns)
+	n.read.Store(&m)
+	if max <= 0 {
+		n.full.Store(true)
+	}
+	return n
+}
 
 // get returns the labels of db and coll (a string or bytes, read from a
 // command): coll is passed as bytes, without a copy.
 func (n *namespaces) get(db string, coll []byte) *ns {
 	var buf [192]byte
 	k := append(append(append(buf[:0], db...), 0), coll...)
-	n.mu.RLock()
-	v, ok := n.m[string(k)]
-	full := len(n.m) >= n.max
-	n.mu.RUnlock()
-	switch {
-	case ok:
+	if v, ok := (*n.read.Load())[string(k)]; ok {
 		return v
-	case full: // past the cap, without the write lock
+	}
+	if n.full.Load() { // past the cap, without the lock
 		return otherNS
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if v, ok := n.m[string(k)]; ok {
+	m := *n.read.Load()
+	if v, ok := m[string(k)]; ok {
 		return v
 	}
-	if len(n.m) >= n.max {
+	if v, ok := n.dirty[string(k)]; ok {
+		if n.misses++; n.misses > len(m)/8 {
+			n.merge(m)
+		}
+		return v
+	}
+	if len(m)+len(n.dirty) >= n.max {
 		return otherNS
 	}
-	v = &ns{db: strings.ToValidUTF8(db, "\uFFFD"), coll: strings.ToValidUTF8(string(coll), "\uFFFD")}
-	n.m[string(k)] = v
+	v := &ns{db: strings.ToValidUTF8(db, "\uFFFD"), coll: strings.ToValidUTF8(string(coll), "\uFFFD")}
+	n.dirty[string(k)] = v
+	if len(m)+len(n.dirty) >= n.max {
+		n.merge(m)
+		n.full.Store(true)
+	}
 	return v
+}
+
+// merge replaces read (m) by read and dirty; n.mu is held.
+func (n *namespaces) merge(m map[string]*ns) {
+	next := make(map[string]*ns, len(m)+len(n.dirty))
+	for k, v := range m {
+		next[k] = v
+	}
+	for k, v := range n.dirty {
+		next[k] = v
+	}
+	n.read.Store(&next)
+	clear(n.dirty)
+	n.misses = 0
 }
 
 // getString is get for a collection name held in a string.

@@ -12,7 +12,6 @@ import (
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultBuckets are the bucket bounds, in seconds, OpenTelemetry's
@@ -42,6 +41,15 @@ type Options struct {
 	// OpenTelemetry metrics, under the names of the semantic conventions
 	// for database clients (see the package documentation).
 	MeterProvider metric.MeterProvider
+	// ExemplarInterval is the least time between two exemplars of the
+	// same histogram series and bucket: an observation made under a
+	// sampled span carries its trace id only when its bucket took none
+	// in the last ExemplarInterval. A bucket holds only its latest
+	// exemplar, which Prometheus reads at each scrape (every 15 to 60
+	// seconds), so a dashboard shows as many, and the other observations
+	// skip the exemplar's cost. 0 means DefaultExemplarInterval (1s); a negative
+	// value turns exemplars off.
+	ExemplarInterval time.Duration
 }
 
 // The values of the outcome label.
@@ -66,23 +74,25 @@ const ns0 = "mongodb_driver"
 // prometheus.WrapRegistererWith and a label of yours to tell them apart)
 // rather than one to several clients of the same servers.
 type Metrics struct {
-	opDuration   *prometheus.HistogramVec
-	cmdDuration  *prometheus.HistogramVec
+	opDuration   *histogram
+	cmdDuration  *histogram
 	retries      *prometheus.CounterVec
 	timeouts     *prometheus.CounterVec
-	checkout     *prometheus.HistogramVec
+	checkout     *histogram
 	checkoutFail *prometheus.CounterVec
-	connCreate   *prometheus.HistogramVec
-	connUse      *prometheus.HistogramVec
+	connCreate   *histogram
+	connUse      *histogram
 	connClosed   *prometheus.CounterVec
 	poolClears   *prometheus.CounterVec
-	selection    *prometheus.HistogramVec
-	heartbeat    *prometheus.HistogramVec
+	selection    *histogram
+	heartbeat    *histogram
 	topoChanges  prometheus.Counter
 
 	poolConns, poolMin, poolMax, poolWaiting, serverRTT, serverType *prometheus.Desc
 
 	otel *otelInstruments // nil without Options.MeterProvider
+
+	exemplarEvery int64 // nanoseconds; <= 0: no exemplars
 
 	names   *interner
 	servers *interner
@@ -109,7 +119,7 @@ type connKey struct {
 
 type connState struct {
 	ready bool
-	out   time.Time // when it was checked out; zero while in the pool
+	out   int64 // when it was checked out (monotonicNow, > 0); 0 while in the pool
 }
 
 // serverState is what the gauges of one server show.
@@ -129,8 +139,11 @@ func New(o Options) *Metrics {
 	case maxNS < 0:
 		maxNS = 0
 	}
-	hist := func(name, help string, labels ...string) *prometheus.HistogramVec {
-		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns0, Name: name, Help: help, Buckets: buckets}, labels)
+	hist := func(name, help string, labels ...string) *histogram {
+		return &histogram{
+			vec:    prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns0, Name: name, Help: help, Buckets: buckets}, labels),
+			bounds: buckets,
+		}
 	}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns0, Name: name, Help: help}, labels)
@@ -172,6 +185,12 @@ func New(o Options) *Metrics {
 		conns:    make(map[connKey]connState),
 		topology: make(map[string]*serverState),
 	}
+	switch {
+	case o.ExemplarInterval == 0:
+		m.exemplarEvery = int64(DefaultExemplarInterval)
+	case o.ExemplarInterval > 0:
+		m.exemplarEvery = int64(o.ExemplarInterval)
+	}
 	if o.MeterProvider != nil {
 		m.otel = newOTel(o.MeterProvider, buckets)
 	}
@@ -200,8 +219,8 @@ func cleanBuckets(b []float64) []float64 {
 }
 
 func (m *Metrics) vecs() []prometheus.Collector {
-	return []prometheus.Collector{m.opDuration, m.cmdDuration, m.retries, m.timeouts, m.checkout, m.checkoutFail,
-		m.connCreate, m.connUse, m.connClosed, m.poolClears, m.selection, m.heartbeat, m.topoChanges}
+	return []prometheus.Collector{m.opDuration.vec, m.cmdDuration.vec, m.retries, m.timeouts, m.checkout.vec, m.checkoutFail,
+		m.connCreate.vec, m.connUse.vec, m.connClosed, m.poolClears, m.selection.vec, m.heartbeat.vec, m.topoChanges}
 }
 
 // Describe implements prometheus.Collector.
@@ -248,25 +267,6 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// observe records d on the histogram of vec for the label values, with
-// the trace id of ctx's span as an exemplar when that span is sampled.
-func observe(ctx context.Context, vec *prometheus.HistogramVec, d time.Duration, labels ...string) {
-	o, err := vec.GetMetricWithLabelValues(labels...)
-	if err != nil {
-		return
-	}
-	v := d.Seconds()
-	if ctx != nil {
-		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && sc.IsSampled() {
-			if eo, ok := o.(prometheus.ExemplarObserver); ok {
-				eo.ObserveWithExemplar(v, prometheus.Labels{"trace_id": sc.TraceID().String()})
-				return
-			}
-		}
-	}
-	o.Observe(v)
-}
-
 func inc(vec *prometheus.CounterVec, labels ...string) {
 	if c, err := vec.GetMetricWithLabelValues(labels...); err == nil {
 		c.Inc()
@@ -293,7 +293,7 @@ func (m *Metrics) OperationFinished(ctx context.Context, e *event.OperationFinis
 	name := m.names.str(e.Name)
 	n := m.ns.getString(e.Database, e.Collection)
 	code := m.errorCode(e.Err)
-	observe(ctx, m.opDuration, e.Duration, name, n.db, n.coll, outcome(e.Err != nil), code)
+	m.observe(ctx, m.opDuration, e.Duration, name, n.db, n.coll, outcome(e.Err != nil), code)
 	if m.otel != nil {
 		m.otel.operation(ctx, name, n, code, e.Err != nil, e.Duration, e.Err)
 	}
@@ -324,6 +324,23 @@ func (m *Metrics) OperationRetry(_ context.Context, e *event.OperationRetry) {
 // CommandStarted to its end event.
 type nsKey struct{}
 
+// nsCtx is the context CommandStarted returns: its parent with the
+// command's labels under nsKey. It is context.WithValue's valueCtx
+// without the boxed key and value: 32 bytes instead of 48, and the end
+// event finds the labels without walking the chain when nsCtx is the
+// outermost context.
+type nsCtx struct {
+	context.Context
+	n *ns
+}
+
+func (c *nsCtx) Value(key any) any {
+	if _, ok := key.(nsKey); ok {
+		return c.n
+	}
+	return c.Context.Value(key)
+}
+
 // CommandStarted implements event.CommandMonitor. It reads the collection
 // from the command (it is not in the end events) and hands it to the end
 // event in the returned context.
@@ -338,18 +355,22 @@ func (m *Metrics) CommandStarted(ctx context.Context, e *event.CommandStarted) c
 	if !e.Redacted {
 		coll = collectionOf(e.CommandName, e.Command)
 	}
-	return context.WithValue(ctx, nsKey{}, m.ns.get(e.DatabaseName, coll))
+	return &nsCtx{ctx, m.ns.get(e.DatabaseName, coll)}
 }
 
 func (m *Metrics) command(ctx context.Context, f *event.CommandFields, d time.Duration, failed bool, code string) {
 	var n *ns
 	if ctx != nil {
-		n, _ = ctx.Value(nsKey{}).(*ns)
+		if c, ok := ctx.(*nsCtx); ok {
+			n = c.n
+		} else {
+			n, _ = ctx.Value(nsKey{}).(*ns)
+		}
 	}
 	if n == nil {
 		n = m.ns.getString(f.DatabaseName, "")
 	}
-	observe(ctx, m.cmdDuration, d, m.names.str(f.CommandName), n.db, n.coll, m.address(f.ServerHost, f.ServerPort), outcome(failed), code)
+	m.observe(ctx, m.cmdDuration, d, m.names.str(f.CommandName), n.db, n.coll, m.address(f.ServerHost, f.ServerPort), outcome(failed), code)
 }
 
 // CommandSucceeded implements event.CommandMonitor.
@@ -373,11 +394,11 @@ func (m *Metrics) SelectionEvent(ctx context.Context, e event.SelectionEvent) {
 	switch e := e.(type) {
 	case *event.ServerSelectionSucceeded:
 		if e != nil {
-			observe(ctx, m.selection, e.Duration, OutcomeSuccess)
+			m.observe(ctx, m.selection, e.Duration, OutcomeSuccess)
 		}
 	case *event.ServerSelectionFailed:
 		if e != nil {
-			observe(ctx, m.selection, e.Duration, OutcomeFailure)
+			m.observe(ctx, m.selection, e.Duration, OutcomeFailure)
 		}
 	}
 }
@@ -421,7 +442,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			return
 		}
 		addr := m.servers.str(e.Address)
-		observe(ctx, m.connCreate, e.Duration, addr)
+		m.observe(ctx, m.connCreate, e.Duration, addr)
 		if m.otel != nil {
 			m.otel.record(ctx, m.otel.createTime, addr, e.Duration)
 		}
@@ -450,7 +471,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			k := connKey{e.Address, e.ConnectionID}
 			if c, ok := m.conns[k]; ok {
 				switch {
-				case !c.out.IsZero():
+				case c.out != 0:
 					p.inUse--
 				case c.ready:
 					p.idle--
@@ -482,7 +503,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			reason = "other"
 		}
 		addr := m.servers.str(e.Address)
-		observe(ctx, m.checkout, e.Duration, addr, OutcomeFailure)
+		m.observe(ctx, m.checkout, e.Duration, addr, OutcomeFailure)
 		inc(m.checkoutFail, addr, reason)
 		if m.otel != nil {
 			m.otel.record(ctx, m.otel.waitTime, addr, e.Duration)
@@ -501,11 +522,11 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 			return
 		}
 		addr := m.servers.str(e.Address)
-		observe(ctx, m.checkout, e.Duration, addr, OutcomeSuccess)
+		m.observe(ctx, m.checkout, e.Duration, addr, OutcomeSuccess)
 		if m.otel != nil {
 			m.otel.record(ctx, m.otel.waitTime, addr, e.Duration)
 		}
-		now := time.Now()
+		now := monotonicNow()
 		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
 			if p == nil {
 				return nil
@@ -514,7 +535,7 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 				p.waiting--
 			}
 			k := connKey{e.Address, e.ConnectionID}
-			if c, ok := m.conns[k]; ok && c.out.IsZero() {
+			if c, ok := m.conns[k]; ok && c.out == 0 {
 				if c.ready {
 					p.idle--
 				} else {
@@ -533,18 +554,18 @@ func (m *Metrics) PoolEvent(ctx context.Context, e event.PoolEvent) {
 		var used time.Duration
 		m.pool(ctx, e.Address, false, func(p *poolState) *poolState {
 			k := connKey{e.Address, e.ConnectionID}
-			if c, ok := m.conns[k]; ok && !c.out.IsZero() {
-				used = time.Since(c.out)
+			if c, ok := m.conns[k]; ok && c.out != 0 {
+				used = time.Duration(monotonicNow() - c.out)
 				p.inUse--
 				p.idle++
-				c.out = time.Time{}
+				c.out = 0
 				m.conns[k] = c
 			}
 			return p
 		})
 		if used > 0 {
 			addr := m.servers.str(e.Address)
-			observe(ctx, m.connUse, used, addr)
+			m.observe(ctx, m.connUse, used, addr)
 			if m.otel != nil {
 				m.otel.record(ctx, m.otel.useTime, addr, used)
 			}
@@ -660,7 +681,7 @@ func (m *Metrics) TopologyEvent(ctx context.Context, e event.TopologyEvent) {
 			return
 		}
 		addr := m.address(e.ServerHost, e.ServerPort)
-		observe(ctx, m.heartbeat, e.Duration, addr, awaited(e.Awaited), OutcomeSuccess)
+		m.observe(ctx, m.heartbeat, e.Duration, addr, awaited(e.Awaited), OutcomeSuccess)
 		if !e.Awaited {
 			m.mu.Lock()
 			if s := m.topology[addr]; s != nil {
@@ -682,7 +703,7 @@ func (m *Metrics) TopologyEvent(ctx context.Context, e event.TopologyEvent) {
 			// that cancels a streaming check): the server did not fail it.
 			outcome = OutcomeCanceled
 		}
-		observe(ctx, m.heartbeat, e.Duration, m.address(e.ServerHost, e.ServerPort), awaited(e.Awaited), outcome)
+		m.observe(ctx, m.heartbeat, e.Duration, m.address(e.ServerHost, e.ServerPort), awaited(e.Awaited), outcome)
 	}
 }
 

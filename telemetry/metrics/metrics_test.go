@@ -445,9 +445,11 @@ func TestCardinalityBounded(t *testing.T) {
 }
 
 // TestExemplars: histograms take the trace id of a sampled span in the
-// operation's context as an exemplar; an unsampled span gives none.
+// operation's context as an exemplar; an unsampled span gives none; a
+// second operation within ExemplarInterval does not replace the first's
+// exemplars; a negative ExemplarInterval gives none.
 func TestExemplars(t *testing.T) {
-	e := setup(t, metrics.Options{}, mongotest.Options{}, "", "")
+	e := setup(t, metrics.Options{ExemplarInterval: time.Hour}, mongotest.Options{}, "", "")
 	coll := e.client.Database("db").Collection("coll")
 	tid := trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8}})
@@ -464,15 +466,42 @@ func TestExemplars(t *testing.T) {
 	if err := coll.FindOne(sctx, bson.D{}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	fams := gather(t, e.reg)
-	for _, name := range []string{
+	histograms := []string{
 		"mongodb_driver_operation_duration_seconds",
 		"mongodb_driver_command_duration_seconds",
 		"mongodb_driver_server_selection_duration_seconds",
 		"mongodb_driver_pool_checkout_duration_seconds",
-	} {
+	}
+	fams := gather(t, e.reg)
+	for _, name := range histograms {
 		if n := exemplars(fams, name, tid.String()); n == 0 {
 			t.Errorf("%s: no exemplar with the trace id", name)
+		}
+	}
+
+	// A second sampled trace within the interval: the exemplars stay.
+	tid2 := trace.TraceID{2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	sc2 := sc.WithTraceID(tid2).WithTraceFlags(trace.FlagsSampled)
+	for i := 0; i < 3; i++ {
+		if err := coll.FindOne(trace.ContextWithSpanContext(ctx, sc2), bson.D{}).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fams = gather(t, e.reg)
+	for _, name := range histograms {
+		if n := exemplars(fams, name, tid.String()); n == 0 {
+			t.Errorf("%s: the first trace's exemplar was replaced within the interval", name)
+		}
+	}
+	// ExemplarInterval < 0: no exemplars.
+	off := setup(t, metrics.Options{ExemplarInterval: -1}, mongotest.Options{}, "", "")
+	if err := off.client.Database("db").Collection("coll").FindOne(sctx, bson.D{}).Err(); err != nil && !errors.Is(err, driver.ErrNoDocuments) {
+		t.Fatal(err)
+	}
+	fams = gather(t, off.reg)
+	for _, name := range histograms {
+		if n := exemplars(fams, name, tid.String()); n != 0 {
+			t.Errorf("%s: %d exemplars with ExemplarInterval < 0", name, n)
 		}
 	}
 }
