@@ -635,10 +635,26 @@ func (t *Tracer) appendCmdAttrs(attrs []attribute.KeyValue, e *event.CommandStar
 	if id := commandCursorID(e.CommandName, cmd); id != 0 {
 		attrs = append(attrs, attribute.Int64(attrCursorID, id))
 	}
-	if lsid, ok := lsidText(cmd); ok {
-		attrs = append(attrs, attribute.String(attrLsid, lsid))
+	// One pass finds lsid and txnNumber (the first of each, as Lookup
+	// would), rather than one walk of the command each.
+	var lsid, txn bson.RawValue
+	var haveLsid, haveTxn bool
+	for it := cmd.Iter(); it.Next() && !(haveLsid && haveTxn); {
+		switch string(it.KeyBytes()) {
+		case "lsid":
+			if !haveLsid {
+				lsid, haveLsid = it.Value(), true
+			}
+		case "txnNumber":
+			if !haveTxn {
+				txn, haveTxn = it.Value(), true
+			}
+		}
 	}
-	if n, ok := cmd.Lookup("txnNumber").AsInt64OK(); ok {
+	if s, ok := lsidText(lsid); haveLsid && ok {
+		attrs = append(attrs, attribute.String(attrLsid, s))
+	}
+	if n, ok := txn.AsInt64OK(); haveTxn && ok {
 		attrs = append(attrs, attribute.Int64(attrTxnNumber, n))
 	}
 	if t.queryMax > 0 {
@@ -787,10 +803,13 @@ func commandCursorID(name string, cmd bson.Raw) int64 {
 	return 0
 }
 
-// lsidText returns the session id of a command's lsid as text: a UUID's
-// canonical form, or the bytes in hex for any other binary.
-func lsidText(cmd bson.Raw) (string, bool) {
-	v, err := cmd.LookupErr("lsid", "id")
+// lsidText returns the session id of a command's lsid (its id) as text:
+// a UUID's canonical form, or the bytes in hex for any other binary.
+func lsidText(lsid bson.RawValue) (string, bool) {
+	if lsid.Type != bson.TypeEmbeddedDocument && lsid.Type != bson.TypeArray {
+		return "", false
+	}
+	v, err := bson.Raw(lsid.Value).LookupErr("id")
 	if err != nil {
 		return "", false
 	}
@@ -828,16 +847,18 @@ func queryText(cmd bson.Raw, max int) string {
 	st, doc := bson.AppendDocumentStart(doc)
 	it := cmd.Iter()
 	for it.Next() {
-		if queryTextOmitted[it.Key()] {
+		if queryTextOmitted[string(it.KeyBytes())] {
 			continue
 		}
-		doc = bson.AppendValueElement(doc, it.Key(), it.Value())
+		doc = append(doc, it.Element()...)
 	}
 	doc, err := bson.AppendDocumentEnd(doc, st)
 	if err != nil {
 		return ""
 	}
-	js, err := bson.AppendExtJSON(nil, doc, false)
+	// Extended JSON is most often under twice the BSON's size: one buffer
+	// then holds it without growing.
+	js, err := bson.AppendExtJSON(make([]byte, 0, 2*len(doc)+16), doc, false)
 	if err != nil {
 		return ""
 	}
@@ -848,7 +869,7 @@ func queryText(cmd bson.Raw, max int) string {
 	for cut > 0 && !utf8Start(js[cut]) {
 		cut--
 	}
-	return string(js[:cut]) + "..."
+	return string(append(js[:cut], "..."...))
 }
 
 func utf8Start(b byte) bool { return b&0xc0 != 0x80 }
