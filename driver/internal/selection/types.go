@@ -115,6 +115,14 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
+// modeReadTexts are the Selector texts of a read by mode alone.
+var modeReadTexts = func() (t [len(modeNames)]string) {
+	for m := range t {
+		t[m] = "read " + ReadPref{Mode: Mode(m)}.String()
+	}
+	return t
+}()
+
 func (m Mode) valid() bool { return m >= 0 && int(m) < len(modeNames) }
 
 // ParseMode parses a mode name, ignoring case ("secondaryPreferred",
@@ -226,6 +234,16 @@ func Write() Selector { return Selector{Write: true} }
 
 // String describes the selector for errors and logs.
 func (s Selector) String() string {
+	// The common selectors (a write, or a read by mode alone) have fixed
+	// texts, rendered once: each operation's selection events name one.
+	if len(s.Deprioritized) == 0 && s.Filter == nil {
+		if s.Write {
+			return "write"
+		}
+		if _, ok := s.ReadPref.maxStaleness(); !ok && len(s.ReadPref.TagSets) == 0 && s.ReadPref.Mode.valid() {
+			return modeReadTexts[s.ReadPref.Mode]
+		}
+	}
 	var b strings.Builder
 	if s.Write {
 		b.WriteString("write")
