@@ -376,6 +376,9 @@ func (c *boundedCache[K, V]) get(k K) (V, bool) {
 }
 
 func (c *boundedCache[K, V]) put(k K, v V) {
+	if m := c.m.Load(); m != nil && len(*m) >= cacheMax {
+		return // full: no lock taken on each miss
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.m.Load()

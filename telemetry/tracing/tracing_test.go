@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -811,4 +812,40 @@ func TestUnsampledSpansCostLittle(t *testing.T) {
 	child.End()
 	tr.CommandSucceeded(cctx, ok)
 	tr.OperationFinished(octx, of)
+}
+
+// Past the names the Tracer keeps built (a few hundred), operation and
+// command spans are named and attributed as before.
+func TestManyNamespaces(t *testing.T) {
+	tr, rec := newRecorded(0)
+	ctx := context.Background()
+	const n = 600
+	for i := 0; i < n; i++ {
+		coll := "c" + strconv.Itoa(i)
+		cmd, _ := bson.Marshal(bson.D{{Key: "find", Value: coll}, {Key: "$db", Value: "d"}})
+		octx := tr.OperationStarted(ctx, &event.OperationStarted{Name: "find", Database: "d", Collection: coll})
+		f := event.CommandFields{CommandName: "find", DatabaseName: "d", ServerHost: "h", ServerPort: 27017 + i%3}
+		tr.CommandSucceeded(tr.CommandStarted(octx, &event.CommandStarted{CommandFields: f, Command: cmd}), &event.CommandSucceeded{CommandFields: f})
+		tr.OperationFinished(octx, &event.OperationFinished{Name: "find"})
+	}
+	spans := rec.Ended()
+	if len(spans) != 2*n {
+		t.Fatalf("%d spans, want %d", len(spans), 2*n)
+	}
+	for i := 0; i < n; i++ {
+		coll := "c" + strconv.Itoa(i)
+		cmd, op := spans[2*i], spans[2*i+1]
+		if op.Name() != "find d."+coll || cmd.Name() != "find" {
+			t.Fatalf("spans %q and %q for %s", op.Name(), cmd.Name(), coll)
+		}
+		if v, _ := attr(op, "db.operation.summary"); v.AsString() != "find d."+coll {
+			t.Errorf("operation summary %q", v.AsString())
+		}
+		if v, _ := attr(cmd, "db.query.summary"); v.AsString() != "find d."+coll {
+			t.Errorf("command summary %q", v.AsString())
+		}
+		if v, _ := attr(cmd, "server.port"); v.AsInt64() != int64(27017+i%3) {
+			t.Errorf("command server.port %d", v.AsInt64())
+		}
+	}
 }
