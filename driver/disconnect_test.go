@@ -90,6 +90,18 @@ func (m *findEndMonitor) result() (ended, late bool) {
 // interrupted with ErrClientDisconnected. Either way new operations are
 // refused at once, the find's messages are logged before Disconnect
 // returns and none after, and no goroutine is left.
+// wrappingMonitor returns the operation's context wrapped, as a tracing
+// sink does: the client must still interrupt the operation's I/O.
+type wrappingMonitor struct{}
+
+type wrappedCtx struct{ context.Context }
+
+func (wrappingMonitor) OperationStarted(ctx context.Context, _ *event.OperationStarted) context.Context {
+	return wrappedCtx{ctx}
+}
+
+func (wrappingMonitor) OperationFinished(context.Context, *event.OperationFinished) {}
+
 func TestDisconnectWithOperationInFlight(t *testing.T) {
 	s := mongotest.NewServer(t, mongotest.Options{})
 	for _, tc := range []struct {
@@ -97,9 +109,11 @@ func TestDisconnectWithOperationInFlight(t *testing.T) {
 		block     time.Duration // how long the server holds the find
 		wait      time.Duration // Disconnect's context
 		interrupt bool
+		wrap      bool // an operation monitor wraps the operation's context
 	}{
-		{"finishes within ctx", 300 * time.Millisecond, 10 * time.Second, false},
-		{"ctx expires", 3 * time.Second, 200 * time.Millisecond, true},
+		{"finishes within ctx", 300 * time.Millisecond, 10 * time.Second, false, false},
+		{"ctx expires", 3 * time.Second, 200 * time.Millisecond, true, false},
+		{"ctx expires, context wrapped by a monitor", 3 * time.Second, 200 * time.Millisecond, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &closedHandler{}
@@ -110,8 +124,12 @@ func TestDisconnectWithOperationInFlight(t *testing.T) {
 			// find end only after the client has let the operation go, so
 			// Disconnect may rightly return before the caller looks.
 			findEnd := &findEndMonitor{disconnected: &disconnected}
+			monitors := []any{rec, findEnd}
+			if tc.wrap {
+				monitors = append(monitors, wrappingMonitor{})
+			}
 			o := &ClientOptions{
-				Monitors: []any{rec, findEnd},
+				Monitors: monitors,
 				Logging:  &logging.Options{Handler: h, Levels: map[logging.Component]logging.Level{logging.ComponentCommand: logging.LevelDebug, logging.ComponentTopology: logging.LevelDebug}},
 			}
 			if err := o.ApplyURI(s.URI()); err != nil {

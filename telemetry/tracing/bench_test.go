@@ -12,7 +12,7 @@ import (
 
 // BenchmarkOperationHooks measures the hooks of one find (operation,
 // selection, checkout, command) with tracing off, on, and on with the
-// query text.
+// query text, and on under a sampler that samples nothing.
 func BenchmarkOperationHooks(b *testing.B) {
 	cmd, _ := bson.Marshal(bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "x", Value: 1}}},
 		{Key: "lsid", Value: bson.D{{Key: "id", Value: bson.Binary{Subtype: 4, Data: make([]byte, 16)}}}}, {Key: "$db", Value: "d"}})
@@ -22,11 +22,16 @@ func BenchmarkOperationHooks(b *testing.B) {
 		name    string
 		on      bool
 		textMax int
-	}{{"off", false, 0}, {"on", true, 0}, {"on+text", true, 1000}} {
+		never   bool
+	}{{"off", false, 0, false}, {"on", true, 0, false}, {"on+text", true, 1000, false}, {"on+unsampled", true, 1000, true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			var ended endCounter
 			on, n := bc.on, bc.textMax
-			tr := tracing.New(tracing.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(&ended)), Enabled: &on, QueryTextMaxLength: &n})
+			opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(&ended)}
+			if bc.never {
+				opts = append(opts, sdktrace.WithSampler(sdktrace.NeverSample()))
+			}
+			tr := tracing.New(tracing.Options{TracerProvider: sdktrace.NewTracerProvider(opts...), Enabled: &on, QueryTextMaxLength: &n})
 			os := &event.OperationStarted{Name: "find", Database: "d", Collection: "c"}
 			of := &event.OperationFinished{Name: "find", Database: "d", Collection: "c", Attempts: 1}
 			sel := &event.ServerSelectionSucceeded{ServerHost: "h", ServerPort: 27017}

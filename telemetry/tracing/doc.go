@@ -95,5 +95,18 @@
 // place (the Tracer.parent method), which is where an operation in a
 // transaction will find the transaction's span.
 //
+// # Sampling and cost
+//
+// A span that is not recording (a sampler left it out, or the provider is
+// a no-op one) gets none of this package's events or end-of-operation
+// attributes, and a command under such an operation span starts with its
+// name-decided attributes only (the others are added should its own span
+// record after all): the hooks then allocate little more than the SDK's
+// non-recording spans. Such spans still carry the trace context, so the
+// spans an application or another library starts under them propagate.
+// The context the operation and command hooks return is their span's
+// state itself (one allocation), and an operation's name, summary and
+// fixed attributes are built once per operation, database and collection.
+//
 // The Tracer starts no goroutine and never panics on any event.
 package tracing

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -58,6 +59,11 @@ type Tracer struct {
 	enabled  bool
 	queryMax int
 	tracer   trace.Tracer
+
+	// What the start of a span needs that depends only on names, built
+	// once per operation (or command and server) rather than per call.
+	ops  boundedCache[opCacheKey, *startStatic]
+	cmds boundedCache[cmdCacheKey, *startStatic]
 }
 
 // New returns a Tracer for o. The tracer it asks the provider for is named
@@ -191,24 +197,77 @@ const (
 
 var systemAttr = attribute.String(attrSystem, "mongodb")
 
+// clientKind is built once: trace.WithSpanKind allocates a closure.
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+
 // The context keys hold the Tracer, so that two Tracers on one client
 // keep their spans apart.
 type opKey struct{ t *Tracer }
 type cmdKey struct{ t *Tracer }
 
-// opState is an operation's span and what its events need, kept in the
-// context OperationStarted returns.
+// opState is an operation's span and what its events need. It is itself
+// the context OperationStarted returns: it wraps the context the tracer's
+// Start returned (in which the operation's span is current) and answers
+// this Tracer's opKey, and the callerKey when this Tracer was the first to
+// see the operation, so that the state and the context cost one
+// allocation.
 type opState struct {
-	span trace.Span
+	context.Context
+	t         *Tracer
+	span      trace.Span
+	recording bool // span.IsRecording() when it started
+
+	ownCaller bool   // caller is this operation's, answered for callerKey
+	caller    caller // the span current where the operation was called
 
 	mu             sync.Mutex
 	selectionStart time.Time
+	// scratch and evOpt build a span event's attributes or the
+	// operation's totals without an allocation of their own; under mu.
+	scratch [5]attribute.KeyValue
+	evOpt   [1]trace.EventOption
 }
 
-// cmdState is a command's span, kept in the context CommandStarted
-// returns.
+// Value answers this Tracer's opKey with the state, callerKey with the
+// caller when the state holds it, and anything else as the wrapped
+// context does.
+func (o *opState) Value(key any) any {
+	switch k := key.(type) {
+	case opKey:
+		if k.t == o.t {
+			return o
+		}
+	case callerKey:
+		if o.ownCaller {
+			return &o.caller
+		}
+	}
+	return o.Context.Value(key)
+}
+
+// cmdState is a command's span. Like opState, it is the context
+// CommandStarted returns, wrapping the one the tracer's Start returned.
 type cmdState struct {
-	span trace.Span
+	context.Context
+	t         *Tracer
+	span      trace.Span
+	recording bool
+
+	// attrs and opts hold the start options, so that they take no
+	// allocation of their own (the API copies the attributes).
+	attrs [cmdAttrsCap]attribute.KeyValue
+	opts  [2]trace.SpanStartOption
+}
+
+// cmdAttrsCap is the most attributes a command span starts with.
+const cmdAttrsCap = 14
+
+// Value answers this Tracer's cmdKey with the state.
+func (c *cmdState) Value(key any) any {
+	if k, ok := key.(cmdKey); ok && k.t == c.t {
+		return c
+	}
+	return c.Context.Value(key)
 }
 
 // specOperationName gives the name the OpenTelemetry specification uses
@@ -236,16 +295,8 @@ type caller struct {
 	span trace.Span
 }
 
-// callerSpan returns the span current where the operation e was called.
-func callerSpan(ctx context.Context, e *event.OperationStarted) trace.Span {
-	if c, ok := ctx.Value(callerKey{}).(*caller); ok && c.ev == e {
-		return c.span
-	}
-	return trace.SpanFromContext(ctx)
-}
-
-// parent returns the context an operation's span starts in, and the links
-// it carries. This is the one place that decides a parent:
+// parent returns the span an operation's span starts under, and the
+// links it carries. This is the one place that decides a parent:
 //
 //   - a cursor's getMore or killCursors (e.Origin set) starts under the
 //     span of the operation that opened the cursor, with a link to the
@@ -256,33 +307,108 @@ func callerSpan(ctx context.Context, e *event.OperationStarted) trace.Span {
 //
 // Transactions (issue 16) will add a case here: an operation in a session
 // with a transaction in progress starts under the transaction's span.
-func (t *Tracer) parent(ctx context.Context, e *event.OperationStarted) (context.Context, []trace.Link) {
-	caller := callerSpan(ctx, e)
+func (t *Tracer) parent(ctx context.Context, e *event.OperationStarted, caller trace.Span) (trace.Span, []trace.Link) {
 	if e.Origin != nil {
 		if o, _ := e.Origin.Value(opKey{t}).(*opState); o != nil {
 			var links []trace.Link
 			if sc := caller.SpanContext(); sc.IsValid() {
 				links = []trace.Link{{SpanContext: sc}}
 			}
-			return trace.ContextWithSpan(ctx, o.span), links
+			return o.span, links
 		}
 	}
 	if o, _ := ctx.Value(opKey{t}).(*opState); o != nil {
-		return trace.ContextWithSpan(ctx, o.span), nil
+		return o.span, nil
 	}
-	return trace.ContextWithSpan(ctx, caller), nil
+	return caller, nil
 }
 
-// OperationStarted starts the operation's span, named "<op> <db>.<coll>"
-// or "<op> <db>".
-func (t *Tracer) OperationStarted(ctx context.Context, e *event.OperationStarted) context.Context {
-	if t == nil || !t.enabled || e == nil {
+// sameSpan says whether a and b are one span (by trace and span id), so
+// that a span current in a context need not be made current again.
+// Spans are not compared as interface values: some span types are not
+// comparable.
+func sameSpan(a, b trace.Span) bool {
+	x, y := a.SpanContext(), b.SpanContext()
+	return x.TraceID() == y.TraceID() && x.SpanID() == y.SpanID()
+}
+
+// withParent returns ctx with span current, ctx itself when it is.
+func withParent(ctx context.Context, span trace.Span) context.Context {
+	if sameSpan(span, trace.SpanFromContext(ctx)) {
 		return ctx
 	}
+	return trace.ContextWithSpan(ctx, span)
+}
+
+// startStatic is what a span's start needs that its names decide: its
+// name (the summary), its fixed attributes and, for operations, the
+// start options. It is shared and never changed.
+type startStatic struct {
+	summary string
+	attrs   []attribute.KeyValue
+	opts    []trace.SpanStartOption
+}
+
+type opCacheKey struct{ name, db, coll string }
+
+type cmdCacheKey struct {
+	name, db, coll, host string
+	port                 int
+}
+
+// boundedCache is a map read without a lock (the map is replaced, never
+// changed) that stops growing at cacheMax entries: past that, callers
+// build what they need each time.
+type boundedCache[K comparable, V any] struct {
+	mu sync.Mutex
+	m  atomic.Pointer[map[K]V]
+}
+
+const cacheMax = 256
+
+func (c *boundedCache[K, V]) get(k K) (V, bool) {
+	if m := c.m.Load(); m != nil {
+		v, ok := (*m)[k]
+		return v, ok
+	}
+	var zero V
+	return zero, false
+}
+
+func (c *boundedCache[K, V]) put(k K, v V) {
+	if m := c.m.Load(); m != nil && len(*m) >= cacheMax {
+		return // full: no lock taken on each miss
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	n := 0
+	if old != nil {
+		n = len(*old)
+		if _, ok := (*old)[k]; ok || n >= cacheMax {
+			return
+		}
+	}
+	m := make(map[K]V, n+1)
+	if old != nil {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[k] = v
+	c.m.Store(&m)
+}
+
+// opStatic returns the name and start options of e's span.
+func (t *Tracer) opStatic(e *event.OperationStarted) *startStatic {
 	name := specOperationName(e)
 	coll := e.Collection
 	if e.Generic {
 		coll = ""
+	}
+	k := opCacheKey{name, e.Database, coll}
+	if st, ok := t.ops.get(k); ok {
+		return st
 	}
 	summary := name + " " + e.Database
 	if coll != "" {
@@ -297,19 +423,42 @@ func (t *Tracer) OperationStarted(ctx context.Context, e *event.OperationStarted
 		attrs = append(attrs, attribute.String(attrCollection, coll))
 	}
 	attrs = append(attrs, attribute.String(attrOperationName, name), attribute.String(attrOperationSummary, summary))
-	pctx, links := t.parent(ctx, e)
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
-	if len(links) > 0 {
-		opts = append(opts, trace.WithLinks(links...))
+	st := &startStatic{summary: summary, attrs: attrs,
+		opts: []trace.SpanStartOption{clientKind, trace.WithAttributes(attrs...)}}
+	t.ops.put(k, st)
+	return st
+}
+
+// OperationStarted starts the operation's span, named "<op> <db>.<coll>"
+// or "<op> <db>".
+func (t *Tracer) OperationStarted(ctx context.Context, e *event.OperationStarted) context.Context {
+	if t == nil || !t.enabled || e == nil {
+		return ctx
 	}
-	_, span := t.tracer.Start(pctx, summary, opts...)
-	if c, ok := ctx.Value(callerKey{}).(*caller); !ok || c.ev != e {
-		ctx = context.WithValue(ctx, callerKey{}, &caller{ev: e, span: trace.SpanFromContext(ctx)})
+	c, _ := ctx.Value(callerKey{}).(*caller)
+	own := c == nil || c.ev != e
+	var callerSp trace.Span
+	if own {
+		callerSp = trace.SpanFromContext(ctx)
+	} else {
+		callerSp = c.span
+	}
+	parent, links := t.parent(ctx, e, callerSp)
+	st := t.opStatic(e)
+	opts := st.opts
+	if len(links) > 0 {
+		opts = []trace.SpanStartOption{clientKind, trace.WithAttributes(st.attrs...), trace.WithLinks(links...)}
 	}
 	// The operation's span is current in what the driver carries on, for
 	// the application's code the driver may call (none yet) and for other
 	// monitors; this Tracer finds it by its own key.
-	return context.WithValue(trace.ContextWithSpan(ctx, span), opKey{t}, &opState{span: span})
+	sctx, span := t.tracer.Start(withParent(ctx, parent), st.summary, opts...)
+	o := &opState{Context: sctx, t: t, span: span, recording: span.IsRecording()}
+	if own {
+		o.ownCaller = true
+		o.caller = caller{ev: e, span: callerSp}
+	}
+	return o
 }
 
 // OperationFinished sets the operation's totals, records its error and
@@ -322,20 +471,31 @@ func (t *Tracer) OperationFinished(ctx context.Context, e *event.OperationFinish
 	if o == nil {
 		return
 	}
-	attrs := []attribute.KeyValue{
-		attribute.Float64(AttrSelectionDuration, e.Selection.Seconds()),
-		attribute.Float64(AttrCheckoutDuration, e.CheckOut.Seconds()),
-		attribute.Int64(AttrAttempts, int64(e.Attempts)),
-	}
-	if e.Timeout > 0 {
-		attrs = append(attrs, attribute.Float64(AttrTimeout, e.Timeout.Seconds()))
-	}
-	o.span.SetAttributes(attrs...)
-	if e.Err != nil {
-		o.span.RecordError(e.Err, trace.WithStackTrace(true))
-		o.span.SetStatus(codes.Error, e.Err.Error())
+	if o.recording {
+		o.mu.Lock()
+		attrs := append(o.scratch[:0],
+			attribute.Float64(AttrSelectionDuration, e.Selection.Seconds()),
+			attribute.Float64(AttrCheckoutDuration, e.CheckOut.Seconds()),
+			attribute.Int64(AttrAttempts, int64(e.Attempts)))
+		if e.Timeout > 0 {
+			attrs = append(attrs, attribute.Float64(AttrTimeout, e.Timeout.Seconds()))
+		}
+		o.span.SetAttributes(attrs...)
+		o.mu.Unlock()
+		if e.Err != nil {
+			o.span.RecordError(e.Err, trace.WithStackTrace(true))
+			o.span.SetStatus(codes.Error, e.Err.Error())
+		}
 	}
 	o.span.End()
+}
+
+// addEvent adds the event name with attrs, which must be o.scratch's;
+// o.mu is held.
+func (o *opState) addEvent(name string, attrs []attribute.KeyValue) {
+	o.evOpt[0] = trace.WithAttributes(attrs...)
+	o.span.AddEvent(name, o.evOpt[:]...)
+	o.evOpt[0] = nil
 }
 
 // SelectionEvent adds the "server selected" (or "server selection
@@ -345,7 +505,7 @@ func (t *Tracer) SelectionEvent(ctx context.Context, e event.SelectionEvent) {
 		return
 	}
 	o, _ := ctx.Value(opKey{t}).(*opState)
-	if o == nil {
+	if o == nil || !o.recording {
 		return
 	}
 	switch e := e.(type) {
@@ -360,26 +520,30 @@ func (t *Tracer) SelectionEvent(ctx context.Context, e event.SelectionEvent) {
 		if e == nil {
 			return
 		}
-		attrs := []attribute.KeyValue{attribute.String(attrServerAddress, e.ServerHost)}
+		o.mu.Lock()
+		attrs := append(o.scratch[:0], attribute.String(attrServerAddress, e.ServerHost))
 		if e.ServerPort != 0 {
 			attrs = append(attrs, attribute.Int64(attrServerPort, int64(e.ServerPort)))
 		}
 		if w, ok := o.selectionWait(); ok {
 			attrs = append(attrs, attribute.Float64(AttrWait, w.Seconds()))
 		}
-		o.span.AddEvent(EventServerSelected, trace.WithAttributes(attrs...))
+		o.addEvent(EventServerSelected, attrs)
+		o.mu.Unlock()
 	case *event.ServerSelectionFailed:
-		var attrs []attribute.KeyValue
+		o.mu.Lock()
+		attrs := o.scratch[:0]
 		if w, ok := o.selectionWait(); ok {
 			attrs = append(attrs, attribute.Float64(AttrWait, w.Seconds()))
 		}
-		o.span.AddEvent(EventSelectionFailed, trace.WithAttributes(attrs...))
+		o.addEvent(EventSelectionFailed, attrs)
+		o.mu.Unlock()
 	}
 }
 
+// selectionWait returns the time since selection started, and forgets
+// the start; o.mu is held.
 func (o *opState) selectionWait() (time.Duration, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.selectionStart.IsZero() {
 		return 0, false
 	}
@@ -398,52 +562,53 @@ func (t *Tracer) PoolEvent(ctx context.Context, e event.PoolEvent) {
 	switch e := e.(type) {
 	case *event.ConnectionCheckedOut:
 		o, _ := ctx.Value(opKey{t}).(*opState)
-		if o == nil || e == nil {
+		if o == nil || e == nil || !o.recording {
 			return
 		}
-		o.span.AddEvent(EventCheckedOut, trace.WithAttributes(serverAttrs(e.Address,
+		o.mu.Lock()
+		attrs := append(serverAttrs(o.scratch[:0], e.Address),
 			attribute.Int64(attrDriverConnID, e.ConnectionID),
-			attribute.Float64(AttrWait, e.Duration.Seconds()))...))
+			attribute.Float64(AttrWait, e.Duration.Seconds()))
+		o.addEvent(EventCheckedOut, attrs)
+		o.mu.Unlock()
 	case *event.ConnectionCheckOutFailed:
 		o, _ := ctx.Value(opKey{t}).(*opState)
-		if o == nil || e == nil {
+		if o == nil || e == nil || !o.recording {
 			return
 		}
-		o.span.AddEvent(EventCheckOutFailed, trace.WithAttributes(serverAttrs(e.Address,
+		o.mu.Lock()
+		attrs := append(serverAttrs(o.scratch[:0], e.Address),
 			attribute.String(AttrCheckOutFailReason, string(e.Reason)),
-			attribute.Float64(AttrWait, e.Duration.Seconds()))...))
+			attribute.Float64(AttrWait, e.Duration.Seconds()))
+		o.addEvent(EventCheckOutFailed, attrs)
+		o.mu.Unlock()
 	}
 }
 
-// serverAttrs returns server.address and, but for a Unix socket,
-// server.port, as the "server selected" event and command spans have them,
-// followed by more.
-func serverAttrs(address string, more ...attribute.KeyValue) []attribute.KeyValue {
+// serverAttrs appends server.address and, but for a Unix socket,
+// server.port, as the "server selected" event and command spans have
+// them.
+func serverAttrs(attrs []attribute.KeyValue, address string) []attribute.KeyValue {
 	host, port := event.SplitAddress(address)
-	attrs := make([]attribute.KeyValue, 0, 2+len(more))
 	attrs = append(attrs, attribute.String(attrServerAddress, host))
 	if port != 0 {
 		attrs = append(attrs, attribute.Int64(attrServerPort, int64(port)))
 	}
-	return append(attrs, more...)
+	return attrs
 }
 
-// CommandStarted starts the command's span under the operation's, except
-// for a security-sensitive command, which gets none.
-func (t *Tracer) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
-	if t == nil || !t.enabled || e == nil {
-		return ctx
+// cmdStatic returns the name-decided attributes of a command's span: up
+// to the transport.
+func (t *Tracer) cmdStatic(e *event.CommandStarted, coll string) *startStatic {
+	k := cmdCacheKey{e.CommandName, e.DatabaseName, coll, e.ServerHost, e.ServerPort}
+	if st, ok := t.cmds.get(k); ok {
+		return st
 	}
-	if e.Redacted || event.IsSensitiveCommand(e.CommandName, e.Command) {
-		return ctx
-	}
-	cmd := e.Command
-	coll := commandCollection(e.CommandName, cmd)
 	summary := e.CommandName + " " + e.DatabaseName
 	if coll != "" {
 		summary += "." + coll
 	}
-	attrs := make([]attribute.KeyValue, 0, 16)
+	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs, systemAttr, attribute.String(attrNamespace, e.DatabaseName))
 	if coll != "" {
 		attrs = append(attrs, attribute.String(attrCollection, coll))
@@ -457,6 +622,15 @@ func (t *Tracer) CommandStarted(ctx context.Context, e *event.CommandStarted) co
 	} else {
 		attrs = append(attrs, attribute.Int64(attrServerPort, int64(e.ServerPort)), attribute.String(attrTransport, "tcp"))
 	}
+	st := &startStatic{summary: summary, attrs: attrs}
+	t.cmds.put(k, st)
+	return st
+}
+
+// appendCmdAttrs appends the attributes of a command's span that its
+// names do not decide.
+func (t *Tracer) appendCmdAttrs(attrs []attribute.KeyValue, e *event.CommandStarted) []attribute.KeyValue {
+	cmd := e.Command
 	attrs = append(attrs, attribute.Int64(attrDriverConnID, e.ConnectionID))
 	if e.ServerConnectionID != nil {
 		attrs = append(attrs, attribute.Int64(attrServerConnID, *e.ServerConnectionID))
@@ -464,25 +638,70 @@ func (t *Tracer) CommandStarted(ctx context.Context, e *event.CommandStarted) co
 	if id := commandCursorID(e.CommandName, cmd); id != 0 {
 		attrs = append(attrs, attribute.Int64(attrCursorID, id))
 	}
-	if lsid, ok := lsidText(cmd); ok {
-		attrs = append(attrs, attribute.String(attrLsid, lsid))
+	// One pass finds lsid and txnNumber (the first of each, as Lookup
+	// would), rather than one walk of the command each.
+	var lsid, txn bson.RawValue
+	var haveLsid, haveTxn bool
+	for it := cmd.Iter(); it.Next() && !(haveLsid && haveTxn); {
+		switch string(it.KeyBytes()) {
+		case "lsid":
+			if !haveLsid {
+				lsid, haveLsid = it.Value(), true
+			}
+		case "txnNumber":
+			if !haveTxn {
+				txn, haveTxn = it.Value(), true
+			}
+		}
 	}
-	if n, ok := cmd.Lookup("txnNumber").AsInt64OK(); ok {
+	if s, ok := lsidText(lsid); haveLsid && ok {
+		attrs = append(attrs, attribute.String(attrLsid, s))
+	}
+	if n, ok := txn.AsInt64OK(); haveTxn && ok {
 		attrs = append(attrs, attribute.Int64(attrTxnNumber, n))
 	}
 	if t.queryMax > 0 {
 		attrs = append(attrs, attribute.String(attrQueryText, queryText(cmd, t.queryMax)))
 	}
+	return attrs
+}
+
+// CommandStarted starts the command's span under the operation's, except
+// for a security-sensitive command, which gets none.
+func (t *Tracer) CommandStarted(ctx context.Context, e *event.CommandStarted) context.Context {
+	if t == nil || !t.enabled || e == nil {
+		return ctx
+	}
+	if e.Redacted || event.IsSensitiveCommand(e.CommandName, e.Command) {
+		return ctx
+	}
+	st := t.cmdStatic(e, commandCollection(e.CommandName, e.Command))
 	pctx := ctx
-	if o, _ := ctx.Value(opKey{t}).(*opState); o != nil {
+	o, _ := ctx.Value(opKey{t}).(*opState)
+	if o != nil {
 		// Under this Tracer's operation span, whatever span another
 		// monitor made current since.
-		pctx = trace.ContextWithSpan(ctx, o.span)
+		pctx = withParent(ctx, o.span)
 	}
-	_, span := t.tracer.Start(pctx, e.CommandName, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	// Under an operation span that records nothing (not sampled), the
+	// command's own attributes are built only if its span records after
+	// all (a sampler that samples it alone).
+	full := o == nil || o.recording
+	c := &cmdState{t: t}
+	attrs := append(c.attrs[:0], st.attrs...)
+	if full {
+		attrs = t.appendCmdAttrs(attrs, e)
+	}
+	c.opts[0], c.opts[1] = clientKind, trace.WithAttributes(attrs...)
+	sctx, span := t.tracer.Start(pctx, e.CommandName, c.opts[:]...)
+	c.Context, c.span, c.recording = sctx, span, span.IsRecording()
+	c.opts[1] = nil
+	if !full && c.recording {
+		span.SetAttributes(t.appendCmdAttrs(c.attrs[:0], e)...)
+	}
 	// The command's span is current in what the driver carries on, so
 	// that the log sink's command messages name it (span_id).
-	return context.WithValue(trace.ContextWithSpan(ctx, span), cmdKey{t}, &cmdState{span: span})
+	return c
 }
 
 // CommandSucceeded adds the cursor id a reply returns and ends the span.
@@ -494,12 +713,25 @@ func (t *Tracer) CommandSucceeded(ctx context.Context, e *event.CommandSucceeded
 	if c == nil {
 		return
 	}
-	if !e.Redacted {
+	if c.recording && !e.Redacted {
 		if id, ok := e.Reply.Lookup("cursor", "id").AsInt64OK(); ok && id != 0 {
 			c.span.SetAttributes(attribute.Int64(attrCursorID, id))
 		}
 	}
 	c.span.End()
+}
+
+// statusCodes holds the text of the server error codes seen, so that
+// the common ones are not formatted each time.
+var statusCodes boundedCache[int64, string]
+
+func statusCodeText(code int64) string {
+	if s, ok := statusCodes.get(code); ok {
+		return s
+	}
+	s := strconv.FormatInt(code, 10)
+	statusCodes.put(code, s)
+	return s
 }
 
 // CommandFailed records the failure, with the server's error code as
@@ -512,14 +744,16 @@ func (t *Tracer) CommandFailed(ctx context.Context, e *event.CommandFailed) {
 	if c == nil {
 		return
 	}
-	if code, ok := e.Reply.Lookup("code").AsInt64OK(); ok {
-		c.span.SetAttributes(attribute.String(attrStatusCode, strconv.FormatInt(code, 10)))
-	}
-	if e.Failure != nil {
-		c.span.RecordError(e.Failure, trace.WithStackTrace(true))
-		c.span.SetStatus(codes.Error, e.Failure.Error())
-	} else {
-		c.span.SetStatus(codes.Error, "command failed")
+	if c.recording {
+		if code, ok := e.Reply.Lookup("code").AsInt64OK(); ok {
+			c.span.SetAttributes(attribute.String(attrStatusCode, statusCodeText(code)))
+		}
+		if e.Failure != nil {
+			c.span.RecordError(e.Failure, trace.WithStackTrace(true))
+			c.span.SetStatus(codes.Error, e.Failure.Error())
+		} else {
+			c.span.SetStatus(codes.Error, "command failed")
+		}
 	}
 	c.span.End()
 }
@@ -572,10 +806,13 @@ func commandCursorID(name string, cmd bson.Raw) int64 {
 	return 0
 }
 
-// lsidText returns the session id of a command's lsid as text: a UUID's
-// canonical form, or the bytes in hex for any other binary.
-func lsidText(cmd bson.Raw) (string, bool) {
-	v, err := cmd.LookupErr("lsid", "id")
+// lsidText returns the session id of a command's lsid (its id) as text:
+// a UUID's canonical form, or the bytes in hex for any other binary.
+func lsidText(lsid bson.RawValue) (string, bool) {
+	if lsid.Type != bson.TypeEmbeddedDocument && lsid.Type != bson.TypeArray {
+		return "", false
+	}
+	v, err := bson.Raw(lsid.Value).LookupErr("id")
 	if err != nil {
 		return "", false
 	}
@@ -613,16 +850,18 @@ func queryText(cmd bson.Raw, max int) string {
 	st, doc := bson.AppendDocumentStart(doc)
 	it := cmd.Iter()
 	for it.Next() {
-		if queryTextOmitted[it.Key()] {
+		if queryTextOmitted[string(it.KeyBytes())] {
 			continue
 		}
-		doc = bson.AppendValueElement(doc, it.Key(), it.Value())
+		doc = append(doc, it.Element()...)
 	}
 	doc, err := bson.AppendDocumentEnd(doc, st)
 	if err != nil {
 		return ""
 	}
-	js, err := bson.AppendExtJSON(nil, doc, false)
+	// Extended JSON is most often under twice the BSON's size: one buffer
+	// then holds it without growing.
+	js, err := bson.AppendExtJSON(make([]byte, 0, 2*len(doc)+16), doc, false)
 	if err != nil {
 		return ""
 	}
@@ -633,7 +872,7 @@ func queryText(cmd bson.Raw, max int) string {
 	for cut > 0 && !utf8Start(js[cut]) {
 		cut--
 	}
-	return string(js[:cut]) + "..."
+	return string(append(js[:cut], "..."...))
 }
 
 func utf8Start(b byte) bool { return b&0xc0 != 0x80 }

@@ -239,6 +239,33 @@ type OpContext struct {
 	conn *conn.Conn
 }
 
+// opContextKey is the key an OpContext answers with itself, so that it is
+// found under the contexts monitors wrap it in (an operation monitor's
+// OperationStarted may return one).
+type opContextKey struct{}
+
+// Value answers opContextKey with o, and any other key as Context does.
+func (o *OpContext) Value(key any) any {
+	if _, ok := key.(opContextKey); ok {
+		return o
+	}
+	return o.Context.Value(key)
+}
+
+// opContextOf returns the OpContext ctx ends with: ctx itself, or the one
+// under the contexts that wrap it when they add no ending of their own
+// (their Done is its Done). Otherwise nil: the connection must watch ctx.
+func opContextOf(ctx context.Context) *OpContext {
+	if oc, ok := ctx.(*OpContext); ok {
+		return oc
+	}
+	oc, _ := ctx.Value(opContextKey{}).(*OpContext)
+	if oc == nil || ctx.Done() != oc.Done() {
+		return nil
+	}
+	return oc
+}
+
 // Interrupt wakes the I/O of the operation's connection, if it is using
 // one. Call it after canceling Context.
 func (o *OpContext) Interrupt() {
@@ -446,7 +473,8 @@ func (x *Executor) attempt(ctx context.Context, op *Op, id int64, fin *event.Ope
 	c := pc.Conn()
 	// An OpContext wakes the connection itself when it ends; the
 	// connection is forgotten before it is checked in (deferred above).
-	oc, watched := ctx.(*OpContext)
+	oc := opContextOf(ctx)
+	watched := oc != nil
 	if watched {
 		oc.use(c)
 		defer oc.use(nil)

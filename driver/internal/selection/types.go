@@ -115,17 +115,15 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-func (m Mode) valid() bool { return m >= 0 && int(m) < len(modeNames) }
-
-// plainReadSelectors are Selector.String of a read selector with only a
-// mode, by mode.
-var plainReadSelectors = func() []string {
-	out := make([]string, len(modeNames))
-	for i, name := range modeNames {
-		out[i] = "read {mode: " + name + "}"
+// modeReadTexts are the Selector texts of a read by mode alone.
+var modeReadTexts = func() (t [len(modeNames)]string) {
+	for m := range t {
+		t[m] = "read " + ReadPref{Mode: Mode(m)}.String()
 	}
-	return out
+	return t
 }()
+
+func (m Mode) valid() bool { return m >= 0 && int(m) < len(modeNames) }
 
 // ParseMode parses a mode name, ignoring case ("secondaryPreferred",
 // "SecondaryPreferred" and "secondarypreferred" are one mode).
@@ -236,16 +234,14 @@ func Write() Selector { return Selector{Write: true} }
 
 // String describes the selector for errors and logs.
 func (s Selector) String() string {
+	// The common selectors (a write, or a read by mode alone) have fixed
+	// texts, rendered once: each operation's selection events name one.
 	if len(s.Deprioritized) == 0 && s.Filter == nil {
-		// The common selectors, rendered once: every selection event
-		// carries this text.
 		if s.Write {
 			return "write"
 		}
-		if rp := s.ReadPref; len(rp.TagSets) == 0 && rp.Mode.valid() {
-			if _, ok := rp.maxStaleness(); !ok {
-				return plainReadSelectors[rp.Mode]
-			}
+		if _, ok := s.ReadPref.maxStaleness(); !ok && len(s.ReadPref.TagSets) == 0 && s.ReadPref.Mode.valid() {
+			return modeReadTexts[s.ReadPref.Mode]
 		}
 	}
 	var b strings.Builder
