@@ -21,18 +21,23 @@ func (discardExporter) Shutdown(context.Context) error                          
 
 // BenchmarkFindOneAllSinks is findOne by _id with logs at info, spans
 // through the OTel SDK (batch processor, discarding exporter) and
-// Prometheus metrics, against an in-process server.
+// Prometheus metrics, against an in-process server, each sink alone and
+// all three; tracing-syncexport exports spans as they end (the SDK's
+// simple processor) to show what the batch processor's goroutine, woken
+// for every span, costs.
 func BenchmarkFindOneAllSinks(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		o    telemetry.Options
 		none bool
+		sync bool // spans exported as they end, without the batch processor's goroutine
 	}{
-		{"none", telemetry.Options{}, true},
-		{"logs", telemetry.Options{NoTracing: true, NoMetrics: true}, false},
-		{"metrics", telemetry.Options{NoTracing: true, NoLogs: true}, false},
-		{"tracing", telemetry.Options{NoMetrics: true, NoLogs: true}, false},
-		{"all", telemetry.Options{}, false},
+		{"none", telemetry.Options{}, true, false},
+		{"logs", telemetry.Options{NoTracing: true, NoMetrics: true}, false, false},
+		{"metrics", telemetry.Options{NoTracing: true, NoLogs: true}, false, false},
+		{"tracing", telemetry.Options{NoMetrics: true, NoLogs: true}, false, false},
+		{"all", telemetry.Options{}, false, false},
+		{"tracing-syncexport", telemetry.Options{NoMetrics: true, NoLogs: true}, false, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			srv, err := mongotest.Start(mongotest.Options{})
@@ -41,6 +46,9 @@ func BenchmarkFindOneAllSinks(b *testing.B) {
 			}
 			defer srv.Close()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardExporter{}))
+			if tc.sync {
+				tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(discardExporter{})))
+			}
 			defer tp.Shutdown(context.Background())
 			opts := &driver.ClientOptions{}
 			if err := opts.ApplyURI(srv.URI()); err != nil {
