@@ -16,7 +16,7 @@ export MONGODB_SPECS_DIR := $(SPECS)
 
 all: test
 
-test: fmt vet deps-check unit race fuzz-short
+test: fmt tidy-check vet deps-check unit race fuzz-short
 	@echo "make test: all checks passed"
 
 fmt:
@@ -35,6 +35,13 @@ deps-check:
 	  sdk=$$($(GO) list -f '{{.ImportPath}}: {{join .Imports " "}}' ./... | grep -E ' go.opentelemetry.io/otel/sdk' | cut -d: -f1 | grep -Ev '^github.com/mongoscope/mongoscope/cmd/'); \
 	  if [ -n "$$imp$$sdk" ]; then echo "client_golang outside telemetry/metrics and cmd/, or the OTel SDK outside cmd/:"; echo "$$imp $$sdk"; exit 1; fi; \
 	  echo "deps-check: client_golang is imported only by telemetry/metrics (and cmd/), the OTel SDK only by cmd/ and tests"
+
+# Every module's go.mod and go.sum are tidy: the tools and bench modules
+# replace the root module, so a dependency added there changes them too.
+MODULES ?= . bench tools/ferretdb tools/fidelity tools/officialrunner
+tidy-check:
+	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "go.mod or go.sum of $$m is not tidy: run go mod tidy there"; exit 1; }; done
+	@echo "tidy-check: every module is tidy"
 
 vet:
 	$(GO) vet ./...
