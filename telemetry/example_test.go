@@ -11,17 +11,17 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
+	"github.com/mongoscope/mongoscope/internal/oteltest"
 	"github.com/mongoscope/mongoscope/mongotest"
 	"github.com/mongoscope/mongoscope/telemetry"
 	"github.com/prometheus/client_golang/prometheus"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // One call turns on logs, spans and metrics for a client. A real program
 // passes its own TracerProvider (with an exporter) or sets the global one,
 // serves the registry on /metrics, and logs to its own handler; here spans
-// go to an in-memory recorder and the registry is printed.
+// go to an in-memory test provider (in a program: the OTel SDK's
+// TracerProvider with an exporter) and the registry is printed.
 func Example() {
 	srv, err := mongotest.Start(mongotest.Options{})
 	if err != nil {
@@ -29,8 +29,8 @@ func Example() {
 	}
 	defer srv.Close()
 
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	spans := oteltest.NewSpanRecorder()
+	tp := oteltest.NewTracerProvider(spans)
 	reg := prometheus.NewRegistry()
 	tel, err := telemetry.New(telemetry.Options{
 		Logger:         slog.New(slog.NewJSONHandler(io.Discard, nil)),

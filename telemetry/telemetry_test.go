@@ -12,13 +12,12 @@ import (
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/driver/logging"
+	"github.com/mongoscope/mongoscope/internal/oteltest"
 	"github.com/mongoscope/mongoscope/mongotest"
 	"github.com/mongoscope/mongoscope/telemetry"
 	"github.com/mongoscope/mongoscope/telemetry/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // TestSinksAgree runs operations with the three sinks on and checks that
@@ -32,8 +31,8 @@ func TestSinksAgree(t *testing.T) {
 	}
 	defer srv.Close()
 
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	rec := oteltest.NewSpanRecorder()
+	tp := oteltest.NewTracerProvider(rec)
 	defer tp.Shutdown(context.Background())
 	reg := prometheus.NewRegistry()
 	var logs bytes.Buffer
@@ -70,7 +69,7 @@ func TestSinksAgree(t *testing.T) {
 
 	// Spans by span id; command spans are those whose parent is an
 	// operation span of this client.
-	spans := map[string]sdktrace.ReadOnlySpan{}
+	spans := map[string]*oteltest.Span{}
 	traces := map[string]bool{}
 	for _, s := range rec.Ended() {
 		spans[s.SpanContext().SpanID().String()] = s

@@ -6,15 +6,14 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
+	"github.com/mongoscope/mongoscope/internal/oteltest"
 	"github.com/mongoscope/mongoscope/mongotest"
 	"github.com/mongoscope/mongoscope/telemetry/tracing"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
-// A Tracer is a monitor like any other. Here it records into the SDK's
-// in-memory recorder; a program gives it its own TracerProvider, or none
-// to use the global one.
+// A Tracer is a monitor like any other. Here it records into an in-memory
+// test provider; a program gives it its own TracerProvider (the OTel SDK's,
+// with an exporter), or none to use the global one.
 func ExampleNew() {
 	s, err := mongotest.Start(mongotest.Options{})
 	if err != nil {
@@ -22,10 +21,10 @@ func ExampleNew() {
 	}
 	defer s.Close()
 
-	rec := tracetest.NewSpanRecorder()
+	rec := oteltest.NewSpanRecorder()
 	on := true
 	t := tracing.New(tracing.Options{
-		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)),
+		TracerProvider: oteltest.NewTracerProvider(rec),
 		Enabled:        &on, // or OTEL_GO_INSTRUMENTATION_MONGODB_ENABLED=true
 	})
 

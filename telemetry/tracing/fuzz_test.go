@@ -3,23 +3,13 @@ package tracing_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/internal/oteltest"
 	"github.com/mongoscope/mongoscope/telemetry/tracing"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
-
-// endCounter is a span processor that counts the spans that end, keeping
-// none.
-type endCounter struct{ n atomic.Int64 }
-
-func (c *endCounter) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
-func (c *endCounter) OnEnd(sdktrace.ReadOnlySpan)                     { c.n.Add(1) }
-func (c *endCounter) Shutdown(context.Context) error                  { return nil }
-func (c *endCounter) ForceFlush(context.Context) error                { return nil }
 
 // The command hooks never panic, whatever the command and reply bytes,
 // and always end the span they start.
@@ -36,11 +26,11 @@ func FuzzCommandHooks(f *testing.F) {
 		f.Add(b, "getMore", false)
 	}
 	f.Add([]byte{1, 2, 3}, "killCursors", false)
-	var ended endCounter
+	ended := &oteltest.SpanRecorder{CountOnly: true}
 	on, n := true, 16
-	tr := tracing.New(tracing.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(&ended)), Enabled: &on, QueryTextMaxLength: &n})
+	tr := tracing.New(tracing.Options{TracerProvider: oteltest.NewTracerProvider(ended), Enabled: &on, QueryTextMaxLength: &n})
 	f.Fuzz(func(t *testing.T, doc []byte, name string, ok bool) {
-		before := ended.n.Load()
+		before := ended.Count()
 		ctx := tr.CommandStarted(context.Background(), &event.CommandStarted{
 			CommandFields: event.CommandFields{CommandName: name, ServerHost: name, ServerPort: len(doc) % 3},
 			Command:       bson.Raw(doc)})
@@ -50,7 +40,7 @@ func FuzzCommandHooks(f *testing.F) {
 			tr.CommandFailed(ctx, &event.CommandFailed{Reply: bson.Raw(doc), Failure: errors.New("x")})
 		}
 		sensitive := event.IsSensitiveCommand(name, bson.Raw(doc))
-		if got := ended.n.Load() - before; got != 1 && !sensitive || got != 0 && sensitive {
+		if got := ended.Count() - before; got != 1 && !sensitive || got != 0 && sensitive {
 			t.Fatalf("%d spans ended for command %q (sensitive %v)", got, name, sensitive)
 		}
 	})

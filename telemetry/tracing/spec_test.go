@@ -5,19 +5,18 @@ import (
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/internal/oteltest"
 	"github.com/mongoscope/mongoscope/internal/spectest/unified"
 	"github.com/mongoscope/mongoscope/internal/spectest/unified/mongotestdeploy"
 	"github.com/mongoscope/mongoscope/telemetry/tracing"
 	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
 
 // newRecorded returns an enabled Tracer over an in-memory recorder.
-func newRecorded(queryMax int) (*tracing.Tracer, *tracetest.SpanRecorder) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+func newRecorded(queryMax int) (*tracing.Tracer, *oteltest.SpanRecorder) {
+	rec := oteltest.NewSpanRecorder()
+	tp := oteltest.NewTracerProvider(rec)
 	on := true
 	return tracing.New(tracing.Options{TracerProvider: tp, Enabled: &on, QueryTextMaxLength: &queryMax}), rec
 }
@@ -38,8 +37,8 @@ func specHook(payload bool) (any, func() []*unified.Span) {
 // whose parent was not recorded is a root; siblings are in start order.
 // The attributes of a span's "exception" event are added to its own, as
 // the specification's tests expect them there (see the package doc).
-func spanTrees(ended []sdktrace.ReadOnlySpan) []*unified.Span {
-	sorted := append([]sdktrace.ReadOnlySpan(nil), ended...)
+func spanTrees(ended []*oteltest.Span) []*unified.Span {
+	sorted := append([]*oteltest.Span(nil), ended...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].StartTime().Before(sorted[j].StartTime()) })
 	byID := map[trace.SpanID]*unified.Span{}
 	for _, s := range sorted {
@@ -57,7 +56,7 @@ func spanTrees(ended []sdktrace.ReadOnlySpan) []*unified.Span {
 	return roots
 }
 
-func toSpan(s sdktrace.ReadOnlySpan) *unified.Span {
+func toSpan(s *oteltest.Span) *unified.Span {
 	u := &unified.Span{Name: s.Name()}
 	add := func(kv attribute.KeyValue) {
 		u.Attributes = append(u.Attributes, bson.E{Key: string(kv.Key), Value: attrValue(kv.Value)})
@@ -94,8 +93,10 @@ func attrValue(v attribute.Value) any {
 const transactionsIssue = "transactions: issue 16 (the driver has no transactions yet)"
 
 // TestSpecOpenTelemetry runs the OpenTelemetry specification's unified
-// tests against mongotest, with spans from a Tracer over the SDK's
-// in-memory recorder: the operation files on each topology mongotest
+// tests against mongotest, with spans from a Tracer over an in-memory
+// recorder (internal/oteltest, on the OTel API: the library's module does
+// not require the SDK; bench's TestTelemetryConfigs records through the
+// SDK itself): the operation files on each topology mongotest
 // plays (the runner would run a file without requirements on the first
 // only), the transaction files once. Each suite logs its summary line
 // (passed, failed, skipped with the reasons).

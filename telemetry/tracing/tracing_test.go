@@ -14,12 +14,11 @@ import (
 	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/driver/logging"
+	"github.com/mongoscope/mongoscope/internal/oteltest"
 	"github.com/mongoscope/mongoscope/mongotest"
 	"github.com/mongoscope/mongoscope/telemetry/tracing"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -49,7 +48,7 @@ func connect(t *testing.T, uri string, monitors ...any) *driver.Client {
 	return c
 }
 
-func attr(s sdktrace.ReadOnlySpan, key string) (attribute.Value, bool) {
+func attr(s *oteltest.Span, key string) (attribute.Value, bool) {
 	for _, kv := range s.Attributes() {
 		if string(kv.Key) == key {
 			return kv.Value, true
@@ -58,8 +57,8 @@ func attr(s sdktrace.ReadOnlySpan, key string) (attribute.Value, bool) {
 	return attribute.Value{}, false
 }
 
-func named(spans []sdktrace.ReadOnlySpan, name string) []sdktrace.ReadOnlySpan {
-	var out []sdktrace.ReadOnlySpan
+func named(spans []*oteltest.Span, name string) []*oteltest.Span {
+	var out []*oteltest.Span
 	for _, s := range spans {
 		if s.Name() == name {
 			out = append(out, s)
@@ -68,7 +67,7 @@ func named(spans []sdktrace.ReadOnlySpan, name string) []sdktrace.ReadOnlySpan {
 	return out
 }
 
-func one(t *testing.T, spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
+func one(t *testing.T, spans []*oteltest.Span, name string) *oteltest.Span {
 	t.Helper()
 	got := named(spans, name)
 	if len(got) != 1 {
@@ -77,7 +76,7 @@ func one(t *testing.T, spans []sdktrace.ReadOnlySpan, name string) sdktrace.Read
 	return got[0]
 }
 
-func spanNames(spans []sdktrace.ReadOnlySpan) []string {
+func spanNames(spans []*oteltest.Span) []string {
 	var out []string
 	for _, s := range spans {
 		out = append(out, s.Name())
@@ -125,7 +124,7 @@ func TestOptionsAndEnvironment(t *testing.T) {
 
 // findOnce runs one find on a new client with tracer attached and returns
 // what the recorder got.
-func findOnce(t *testing.T, s *mongotest.Server, tr *tracing.Tracer, rec *tracetest.SpanRecorder) []sdktrace.ReadOnlySpan {
+func findOnce(t *testing.T, s *mongotest.Server, tr *tracing.Tracer, rec *oteltest.SpanRecorder) []*oteltest.Span {
 	t.Helper()
 	c := connect(t, s.URI(), tr)
 	ctx := context.Background()
@@ -146,8 +145,8 @@ func TestProse1EnabledByEnvironment(t *testing.T) {
 		spans bool
 	}{{"false", false}, {"true", true}} {
 		t.Setenv(tracing.EnvEnabled, tc.env)
-		rec := tracetest.NewSpanRecorder()
-		tr := tracing.New(tracing.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))})
+		rec := oteltest.NewSpanRecorder()
+		tr := tracing.New(tracing.Options{TracerProvider: oteltest.NewTracerProvider(rec)})
 		spans := findOnce(t, s, tr, rec)
 		if got := len(named(spans, "find prose.c")) == 1 && len(named(spans, "find")) == 1; got != tc.spans {
 			t.Errorf("%s=%s: spans %v; want find spans: %v", tracing.EnvEnabled, tc.env, spanNames(spans), tc.spans)
@@ -166,8 +165,8 @@ func TestProse2QueryTextByEnvironment(t *testing.T) {
 	t.Setenv(tracing.EnvEnabled, "true")
 	t.Setenv(tracing.EnvQueryTextMaxLength, "1024")
 	for _, want := range []bool{true, false} {
-		rec := tracetest.NewSpanRecorder()
-		tr := tracing.New(tracing.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))})
+		rec := oteltest.NewSpanRecorder()
+		tr := tracing.New(tracing.Options{TracerProvider: oteltest.NewTracerProvider(rec)})
 		cmd := one(t, findOnce(t, s, tr, rec), "find")
 		v, ok := attr(cmd, "db.query.text")
 		if ok != want {
@@ -246,7 +245,7 @@ func TestSpanEventsAndTotals(t *testing.T) {
 	s := startServer(t, mongotest.Options{})
 	tr, rec := newRecorded(0)
 	op := one(t, findOnce(t, s, tr, rec), "find prose.c")
-	events := map[string]sdktrace.Event{}
+	events := map[string]oteltest.Event{}
 	for _, e := range op.Events() {
 		events[e.Name] = e
 	}
@@ -261,7 +260,7 @@ func TestSpanEventsAndTotals(t *testing.T) {
 	if !sel.Time.Before(co.Time) && !sel.Time.Equal(co.Time) {
 		t.Error("the checkout came before the selection")
 	}
-	keys := func(e sdktrace.Event) map[string]bool {
+	keys := func(e oteltest.Event) map[string]bool {
 		m := map[string]bool{}
 		for _, kv := range e.Attributes {
 			m[string(kv.Key)] = true
@@ -275,7 +274,7 @@ func TestSpanEventsAndTotals(t *testing.T) {
 		t.Errorf("connection checked out event attributes %v", co.Attributes)
 	}
 	// Both events name the server the same way: a host, and a port.
-	for _, e := range []sdktrace.Event{sel, co} {
+	for _, e := range []oteltest.Event{sel, co} {
 		for _, kv := range e.Attributes {
 			if kv.Key == "server.address" && strings.Contains(kv.Value.AsString(), ":") {
 				t.Errorf("%s: server.address %q holds a port", e.Name, kv.Value.AsString())
@@ -322,7 +321,7 @@ func failPoint(t *testing.T, s *mongotest.Server, cmd string, code int32, labels
 	}
 }
 
-func hasException(s sdktrace.ReadOnlySpan) bool {
+func hasException(s *oteltest.Span) bool {
 	for _, e := range s.Events() {
 		if e.Name != "exception" {
 			continue
@@ -408,7 +407,7 @@ func TestOperationError(t *testing.T) {
 func TestGetMoreParentedToFind(t *testing.T) {
 	s := startServer(t, mongotest.Options{})
 	tr, rec := newRecorded(0)
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tp := oteltest.NewTracerProvider(rec)
 	app := tp.Tracer("app")
 	c := connect(t, s.URI(), tr)
 	coll := c.Database("prose").Collection("cur")
@@ -509,9 +508,9 @@ func TestSensitiveCommandsHaveNoSpan(t *testing.T) {
 
 // A disabled Tracer, attached, makes no spans and allocates nothing.
 func TestDisabledTracerIsFree(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
+	rec := oteltest.NewSpanRecorder()
 	off := false
-	tr := tracing.New(tracing.Options{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)), Enabled: &off})
+	tr := tracing.New(tracing.Options{TracerProvider: oteltest.NewTracerProvider(rec), Enabled: &off})
 	s := startServer(t, mongotest.Options{})
 	findOnce(t, s, tr, rec)
 	if n := len(rec.Ended()); n != 0 {
@@ -613,7 +612,7 @@ func TestTwoTracers(t *testing.T) {
 	if _, err := c.Database("prose").Collection("c").InsertMany(context.Background(), []any{bson.D{{Key: "x", Value: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	for i, rec := range []*tracetest.SpanRecorder{r1, r2} {
+	for i, rec := range []*oteltest.SpanRecorder{r1, r2} {
 		spans := rec.Ended()
 		op, cmd := one(t, spans, "insert prose.c"), one(t, spans, "insert")
 		if cmd.Parent().SpanID() != op.SpanContext().SpanID() {
@@ -685,7 +684,7 @@ func TestCommandLogsNameTheCommandSpan(t *testing.T) {
 func TestParentResolution(t *testing.T) {
 	t1, rec := newRecorded(0)
 	t2, _ := newRecorded(0)
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tp := oteltest.NewTracerProvider(rec)
 	ctx, app := tp.Tracer("app").Start(context.Background(), "app")
 	outer := &event.OperationStarted{Name: "find", Database: "d", Collection: "c"}
 	octx := t1.OperationStarted(ctx, outer)
@@ -753,8 +752,8 @@ func TestOperationNames(t *testing.T) {
 // operation's, and the SDK makes children of it, non-recording, in the
 // same trace.
 func TestUnsampledSpansCostLittle(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(rec))
+	rec := oteltest.NewSpanRecorder()
+	tp := oteltest.NewTracerProvider(rec, oteltest.NeverSample())
 	on, text := true, 1000
 	tr := tracing.New(tracing.Options{TracerProvider: tp, Enabled: &on, QueryTextMaxLength: &text})
 	cmd, _ := bson.Marshal(bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "x", Value: 1}}},
@@ -783,14 +782,18 @@ func TestUnsampledSpansCostLittle(t *testing.T) {
 		tr.CommandFailed(tr.CommandStarted(octx, cs), cf)
 		tr.OperationFinished(octx, of)
 	}
-	// The SDK's own share: for each span, its start configuration, the
+	// The provider's share: for each span, its start configuration, the
 	// non-recording span and the context holding it; ours: one state per
-	// span and the start attributes' option of each command.
-	const limit = 16 // 14 with OTel SDK v1.38.0: 9 the SDK's, 5 ours
-	if allocs := testing.AllocsPerRun(200, run); allocs > limit {
+	// span and the start attributes' option of each command. (14 with the
+	// OTel SDK v1.38.0, 9 of them the SDK's; bench's BenchmarkOperationHooks
+	// measures the SDK.)
+	const limit = 16
+	allocs := testing.AllocsPerRun(200, run)
+	if allocs > limit {
 		t.Errorf("unsampled hooks allocate %v times per operation of two commands; want at most %d", allocs, limit)
 	}
-	if n := len(rec.Started()); n != 0 {
+	t.Logf("unsampled hooks: %v allocations per operation of two commands", allocs)
+	if n := len(rec.Ended()); n != 0 {
 		t.Errorf("%d spans recorded under a sampler that samples nothing", n)
 	}
 

@@ -1,4 +1,4 @@
-package telemetry_test
+package main
 
 import (
 	"context"
@@ -19,7 +19,8 @@ type discardExporter struct{}
 func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discardExporter) Shutdown(context.Context) error                             { return nil }
 
-// BenchmarkFindOneAllSinks is findOne by _id with logs at info, spans
+// BenchmarkFindOneAllSinks (here because it uses the OTel SDK, which the
+// library's module does not require) is findOne by _id with logs at info, spans
 // through the OTel SDK (batch processor, discarding exporter) and
 // Prometheus metrics, against an in-process server, each sink alone and
 // all three; tracing-syncexport exports spans as they end (the SDK's
