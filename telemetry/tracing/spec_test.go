@@ -1,7 +1,6 @@
 package tracing_test
 
 import (
-	"sort"
 	"testing"
 
 	"github.com/mongoscope/mongoscope/bson"
@@ -9,8 +8,6 @@ import (
 	"github.com/mongoscope/mongoscope/internal/spectest/unified"
 	"github.com/mongoscope/mongoscope/internal/spectest/unified/mongotestdeploy"
 	"github.com/mongoscope/mongoscope/telemetry/tracing"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // newRecorded returns an enabled Tracer over an in-memory recorder.
@@ -33,59 +30,14 @@ func specHook(payload bool) (any, func() []*unified.Span) {
 	return t, func() []*unified.Span { return spanTrees(rec.Ended()) }
 }
 
-// spanTrees turns the recorded spans into the runner's trees: a span
-// whose parent was not recorded is a root; siblings are in start order.
-// The attributes of a span's "exception" event are added to its own, as
-// the specification's tests expect them there (see the package doc).
+// spanTrees turns the recorded spans into the runner's trees
+// (oteltest.UnifiedSpans).
 func spanTrees(ended []*oteltest.Span) []*unified.Span {
-	sorted := append([]*oteltest.Span(nil), ended...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].StartTime().Before(sorted[j].StartTime()) })
-	byID := map[trace.SpanID]*unified.Span{}
-	for _, s := range sorted {
-		byID[s.SpanContext().SpanID()] = toSpan(s)
+	rs := make([]oteltest.Recorded, len(ended))
+	for i, s := range ended {
+		rs[i] = s.Recorded()
 	}
-	var roots []*unified.Span
-	for _, s := range sorted {
-		u := byID[s.SpanContext().SpanID()]
-		if p, ok := byID[s.Parent().SpanID()]; ok && s.Parent().IsValid() {
-			p.Nested = append(p.Nested, u)
-			continue
-		}
-		roots = append(roots, u)
-	}
-	return roots
-}
-
-func toSpan(s *oteltest.Span) *unified.Span {
-	u := &unified.Span{Name: s.Name()}
-	add := func(kv attribute.KeyValue) {
-		u.Attributes = append(u.Attributes, bson.E{Key: string(kv.Key), Value: attrValue(kv.Value)})
-	}
-	for _, kv := range s.Attributes() {
-		add(kv)
-	}
-	for _, ev := range s.Events() {
-		if ev.Name == "exception" {
-			for _, kv := range ev.Attributes {
-				add(kv)
-			}
-		}
-	}
-	return u
-}
-
-func attrValue(v attribute.Value) any {
-	switch v.Type() {
-	case attribute.STRING:
-		return v.AsString()
-	case attribute.INT64:
-		return v.AsInt64()
-	case attribute.FLOAT64:
-		return v.AsFloat64()
-	case attribute.BOOL:
-		return v.AsBool()
-	}
-	return v.Emit()
+	return oteltest.UnifiedSpans(rs)
 }
 
 // transactionsIssue is the reason the transaction files are skipped until
