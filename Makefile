@@ -8,11 +8,11 @@ SPECS     ?= $(if $(MONGODB_SPECS_DIR),$(MONGODB_SPECS_DIR),$(abspath ../shared/
 # duration runs out (golang/go#75804, fixed in Go 1.27).
 FUZZTIME  ?= 150000x
 # Packages whose code runs concurrently; they run under the race detector.
-RACE_PKGS ?= ./bson/... ./driver/... ./internal/... ./mongotest/... ./telemetry/...
+RACE_PKGS ?= ./bson/... ./driver/... ./internal/... ./mongotest/... ./telemetry/... ./cmd/mongoprobe/...
 
 export MONGODB_SPECS_DIR := $(SPECS)
 
-.PHONY: all test fmt vet deps-check unit race fuzz-short bench tidy-check
+.PHONY: all test fmt vet deps-check unit race fuzz-short bench tidy-check mongoprobe-run
 
 all: test
 
@@ -35,16 +35,19 @@ deps-check:
 	  sdk=$$($(GO) list -f '{{.ImportPath}}: {{join .Imports " "}}' ./... | grep -E ' go.opentelemetry.io/otel/sdk' | cut -d: -f1 | grep -Ev '^github.com/mongoscope/mongoscope/cmd/'); \
 	  if [ -n "$$imp$$sdk" ]; then echo "client_golang outside telemetry/metrics and cmd/, or the OTel SDK outside cmd/:"; echo "$$imp $$sdk"; exit 1; fi; \
 	  echo "deps-check: client_golang is imported only by telemetry/metrics (and cmd/), the OTel SDK only by cmd/ and tests"
+	@if grep -qE 'go.opentelemetry.io/otel/sdk|go.opentelemetry.io/otel/exporters|go.yaml.in/yaml/v3' go.mod; then \
+	  echo "the library's go.mod requires the OTel SDK, an exporter or mongoprobe's YAML parser: they belong to cmd/mongoprobe/go.mod"; exit 1; fi
+	@echo "deps-check: the library's go.mod requires no OTel SDK (mongoprobe's module does)"
 
 # Every module's go.mod and go.sum are tidy: the tools and bench modules
 # replace the root module, so a dependency added there changes them too.
-MODULES ?= . bench tools/ferretdb tools/fidelity tools/officialrunner
+MODULES ?= . cmd/mongoprobe bench tools/ferretdb tools/fidelity tools/officialrunner
 tidy-check:
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "go.mod or go.sum of $$m is not tidy: run go mod tidy there"; exit 1; }; done
 	@echo "tidy-check: every module is tidy"
 
 vet:
-	$(GO) vet ./...
+	$(GO) vet ./... ./cmd/mongoprobe/...
 	cd bench && $(GO) vet ./...
 
 # The unit and spec tests, then the official driver against mongotest
@@ -53,10 +56,17 @@ vet:
 unit: ferretdb-build
 	@trap '$(FERRETDB) stop' EXIT; trap 'exit 130' INT TERM; $(FERRETDB) start && \
 	  set -a && . $(FERRETDB_ENV) && set +a && \
-	  MONGOSCOPE_REQUIRE_FERRETDB=1 $(GO) test -count=1 ./... && \
+	  MONGOSCOPE_REQUIRE_FERRETDB=1 $(GO) test -count=1 ./... ./cmd/mongoprobe/... && \
+	  $(MAKE) --no-print-directory mongoprobe-run && \
 	  (cd tools/ferretdb && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
 	  (cd tools/fidelity && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
 	  (cd bench && $(GO) test -count=1 ./...)
+
+# The README's first command, from the repository's root: mongoprobe's
+# module builds through the root go.work and answers --help.
+mongoprobe-run:
+	@$(GO) run ./cmd/mongoprobe --help >/dev/null 2>&1 || { $(GO) run ./cmd/mongoprobe --help; exit 1; }
+	@echo "mongoprobe-run: go run ./cmd/mongoprobe works from the root"
 
 race:
 	$(GO) test -count=1 -race $(RACE_PKGS)
