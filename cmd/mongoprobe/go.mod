@@ -6,6 +6,7 @@ require (
 	github.com/mongoscope/mongoscope v0.0.0
 	github.com/prometheus/client_golang v1.23.2
 	go.opentelemetry.io/otel/trace v1.38.0
+	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (
@@ -17,6 +18,7 @@ require (
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
+	github.com/rogpeppe/go-internal v1.13.1 // indirect
 	github.com/xdg-go/stringprep v1.0.4 // indirect
 	go.opentelemetry.io/otel v1.38.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
