@@ -152,12 +152,12 @@ func newFlags() *flags {
 	fs.StringVar(&f.listen, "web.listen-address", DefaultListenAddress, "`address` to serve /metrics, /probe and the health endpoints on; a non-loopback address needs --web.listen-remote")
 	fs.BoolVar(&f.remote, "web.listen-remote", false, "allow --web.listen-address to be a non-loopback address (\":9417\", \"0.0.0.0:9417\", a LAN IP): the endpoints have no authentication")
 	fs.StringVar(&f.file, "config.file", "", "YAML configuration `file` listing the clusters to probe")
-	fs.StringVar(&f.uri, "uri", "", "the MongoDB connection string of the one cluster to probe (overrides "+EnvURI+")")
-	fs.StringVar(&f.cluster, "cluster.name", DefaultClusterName, "the cluster label of the cluster given by --uri or "+EnvURI)
-	fs.StringVar(&f.logLevel, "log.level", "info", "lowest level logged: debug, info, warn or error")
-	fs.StringVar(&f.logFormat, "log.format", "auto", "log format: auto (console on a terminal, json otherwise), console, logfmt or json")
+	fs.StringVar(&f.uri, "uri", "", "the MongoDB connection `string` of the one cluster to probe (overrides "+EnvURI+")")
+	fs.StringVar(&f.cluster, "cluster.name", DefaultClusterName, "the cluster label (`name`) of the cluster given by --uri or "+EnvURI)
+	fs.StringVar(&f.logLevel, "log.level", "info", "lowest `level` logged: debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log.format", "auto", "log `format`: auto (console on a terminal, json otherwise), console, logfmt or json")
 	fs.BoolVar(&f.demo, "demo", false, "probe an in-process simulated replica set that fails over now and then (the default with no URI and no configuration file)")
-	fs.DurationVar(&f.faultInterval, "demo.fault-interval", DefaultDemoFaultInterval, "demo mode: time between two injected faults (the first comes after the smaller of this and 20s)")
+	fs.DurationVar(&f.faultInterval, "demo.fault-interval", DefaultDemoFaultInterval, "demo mode: `duration` between two injected faults (the first comes after the smaller of this and 20s)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	return f
 }
