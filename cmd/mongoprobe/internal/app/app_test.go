@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -296,4 +298,29 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestConfigFile: clusters from a file; an unscheduled cluster does not
+// hold readiness back, and is probed on demand.
+func TestConfigFile(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	path := filepath.Join(t.TempDir(), "mongoprobe.yaml")
+	yaml := "clusters:\n  - name: ondemand\n    uri: mongodb://" + srv.Addr() + "/?serverSelectionTimeoutMS=500\n    scheduled: false\n    interval: 1s\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := start(t, []string{"--config.file", path}, noEnv)
+	if code, body := r.get(t, "/-/ready"); code != 200 {
+		t.Errorf("/-/ready: %d %q", code, body)
+	}
+	if code, _ := r.get(t, "/probe?target=ondemand"); code != 200 {
+		t.Errorf("/probe?target=ondemand: %d", code)
+	}
+	if code := r.stop(t); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	// Its timeouts exceed its interval, but it is not scheduled: no warning.
+	if logs := r.stderr.String(); strings.Contains(logs, "longer than the interval") {
+		t.Errorf("an unscheduled cluster was warned about: %s", logs)
+	}
 }

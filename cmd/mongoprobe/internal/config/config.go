@@ -17,7 +17,7 @@
 // MONGOPROBE_URI left in a container's environment must not silently add a
 // cluster to a file's list. Put the cluster in the file instead.
 //
-// A probe timeout longer than the cluster's interval is allowed (the rounds
+// A probe timeout longer than a scheduled cluster's interval is allowed (the rounds
 // of a scheduled cluster never overlap: the next one waits) but is reported
 // in Config.Warnings, which the command logs at WARN.
 //

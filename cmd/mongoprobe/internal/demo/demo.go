@@ -121,8 +121,8 @@ func NewScheduler(rs *mongotest.ReplicaSet, logger *slog.Logger, every time.Dura
 	return &Scheduler{
 		RS: rs, Logger: logger, Every: every,
 		First:        min(MaxFirstFault, every),
-		SlowFor:      min(MaxSlowFor, every*2/3),
-		PartitionFor: min(MaxPartitionFor, every/3),
+		SlowFor:      min(MaxSlowFor, every*2/3).Round(time.Millisecond),
+		PartitionFor: min(MaxPartitionFor, every/3).Round(time.Millisecond),
 	}
 }
 
