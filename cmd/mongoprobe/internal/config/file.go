@@ -100,7 +100,7 @@ func parseFile(file string, data []byte) ([]probe.Settings, []string, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil, &Error{Setting: "clusters", File: file, Err: errors.New("the file is empty: list the clusters under clusters:")}
 		}
-		return nil, nil, yamlError(file, err)
+		return nil, nil, yamlError(file, data, err)
 	}
 	p := &fileParser{file: file}
 	global := defaultSettings("")
@@ -153,7 +153,7 @@ func parseFile(file string, data []byte) ([]probe.Settings, []string, error) {
 
 // yamlError turns the YAML parser's error into an *Error, without the
 // values it quotes.
-func yamlError(file string, err error) error {
+func yamlError(file string, data []byte, err error) error {
 	var te *yaml.TypeError
 	msgs := []string{err.Error()}
 	if errors.As(err, &te) {
@@ -168,9 +168,71 @@ func yamlError(file string, err error) error {
 	if m := yamlUnknownRE.FindStringSubmatch(msg); m != nil {
 		msg = "unknown key " + strconv.Quote(m[1])
 		e.Setting = m[1]
+		var root yaml.Node
+		if yaml.Unmarshal(data, &root) == nil {
+			if path := keyPath(&root, "", m[1], e.Line); path != "" {
+				e.Setting = path
+			}
+		}
+	}
+	if m := yamlTypeErrRE.FindStringSubmatch(msg); m != nil {
+		if name, ok := yamlTypeNames[m[1]]; ok {
+			msg = "must be " + name
+		}
+		var root yaml.Node
+		if yaml.Unmarshal(data, &root) == nil {
+			if path := keyPath(&root, "", "", e.Line); path != "" {
+				e.Setting = path
+			}
+		}
 	}
 	e.Err = errors.New(msg)
 	return e
+}
+
+var (
+	yamlTypeErrRE = regexp.MustCompile(`^cannot unmarshal .* into (\S+)$`)
+	yamlTypeNames = map[string]string{
+		"config.fileYAML":      "a mapping of settings and clusters",
+		"[]config.clusterYAML": "a list of clusters",
+		"config.clusterYAML":   "a cluster (a mapping with name, uri, ...)",
+		"config.timeoutsYAML":  "a mapping of ping, read and write timeouts",
+	}
+)
+
+// keyPath returns the path (clusters[1].timeouts.pong) of the mapping key
+// named key on line, "" when none is; with key "", of the first key whose
+// value is on line.
+func keyPath(n *yaml.Node, prefix, key string, line int) string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if p := keyPath(c, prefix, key, line); p != "" {
+				return p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if p := keyPath(c, fmt.Sprintf("%s[%d]", prefix, i), key, line); p != "" {
+				return p
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			path := k.Value
+			if prefix != "" {
+				path = prefix + "." + k.Value
+			}
+			if k.Value == key && k.Line == line || key == "" && v.Line == line && v.Kind == yaml.ScalarNode {
+				return path
+			}
+			if p := keyPath(v, path, key, line); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 type fileParser struct {
