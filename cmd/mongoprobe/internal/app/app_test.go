@@ -324,3 +324,17 @@ func TestConfigFile(t *testing.T) {
 		t.Errorf("an unscheduled cluster was warned about: %s", logs)
 	}
 }
+
+func TestLogger(t *testing.T) {
+	for _, tc := range []struct {
+		format, want string
+	}{{"console", "info hello"}, {"logfmt", "level=INFO msg=hello"}, {"json", `"msg":"hello"`}, {"auto", `"msg":"hello"`}} {
+		var b bytes.Buffer
+		l := newLogger(&config.Config{LogFormat: tc.format, LogLevel: slog.LevelInfo}, &b)
+		l.Debug("hidden")
+		l.Info("hello", "k", "v")
+		if !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), "hidden") {
+			t.Errorf("%s: %q", tc.format, b.String())
+		}
+	}
+}
