@@ -554,7 +554,7 @@ func classify(err error, stage string) (class string, code int32, tstage string)
 				stage = timeoutStage(te.Stage)
 			}
 		}
-		c, _ := event.ServerErrorCode(err)
+		c, _ := serverCode(err)
 		return ClassTimeout, c, stage
 	}
 	var ae *driver.AuthError
@@ -564,13 +564,36 @@ func classify(err error, stage string) (class string, code int32, tstage string)
 	if driver.IsNetworkError(err) {
 		return ClassNetwork, 0, ""
 	}
-	if c, ok := event.ServerErrorCode(err); ok {
+	if c, ok := serverCode(err); ok {
 		if notPrimaryCodes[c] {
 			return ClassNotPrimary, c, ""
 		}
 		return ClassServer, c, ""
 	}
 	return ClassClient, 0, ""
+}
+
+// serverCode finds the server's error code in err: a refused command's,
+// a write error's, or a write concern error's.
+func serverCode(err error) (int32, bool) {
+	var ce *driver.CommandError
+	if errors.As(err, &ce) {
+		return ce.Code, true
+	}
+	var we *driver.WriteException
+	if errors.As(err, &we) && we != nil {
+		if len(we.WriteErrors) > 0 {
+			return we.WriteErrors[0].Code, true
+		}
+		if we.WriteConcernError != nil {
+			return we.WriteConcernError.Code, true
+		}
+	}
+	var wce *driver.WriteConcernError
+	if errors.As(err, &wce) && wce != nil {
+		return wce.Code, true
+	}
+	return event.ServerErrorCode(err)
 }
 
 // timeoutStage maps a *driver.TimeoutError's stage to the event's
