@@ -58,14 +58,15 @@ type Cluster struct {
 
 	// clientMu guards the clients. It is never held while a topology
 	// event is handled, so a round may hold it while it calls the driver.
-	clientMu   sync.Mutex
-	client     *driver.Client
-	connectErr error
-	mainOpts   *driver.ClientOptions
-	resolved   *connstring.ConnString
-	members    map[string]*driver.Client // direct clients, by address
-	readSeq    int
-	writeSeq   int64
+	clientMu    sync.Mutex
+	client      *driver.Client
+	connectErr  error
+	mainOpts    *driver.ClientOptions
+	resolved    *connstring.ConnString
+	members     map[string]*driver.Client // direct clients, by address
+	pingTargets map[string]bool           // the ping targets of the last round
+	readSeq     int
+	writeSeq    int64
 
 	// mu guards the state below; it is taken by the topology monitor, so
 	// no driver call is ever made while it is held.
@@ -319,6 +320,7 @@ func (c *Cluster) plan(ctx context.Context) []job {
 	if c.client == nil {
 		err := c.connectErr
 		fail := func(context.Context) error { return err }
+		c.forgetPingTargetsLocked([]string{"client"})
 		jobs = append(jobs, job{probe: ProbePing, target: "client", timeout: c.s.PingTimeout, do: fail})
 		for _, rp := range c.s.ReadPreferences {
 			jobs = append(jobs, job{probe: ProbeRead, target: rpName(rp), timeout: c.s.ReadTimeout, do: fail})
@@ -339,16 +341,7 @@ func (c *Cluster) plan(ctx context.Context) []job {
 			addrs = slices.Clone(cs.Hosts)
 		}
 	}
-	// Close the clients of the members that left, and drop their series.
-	for addr, mc := range c.members {
-		if !slices.Contains(addrs, addr) {
-			delete(c.members, addr)
-			c.m.deleteTarget(ProbePing, addr)
-			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = mc.Disconnect(dctx)
-			cancel()
-		}
-	}
+	c.forgetPingTargetsLocked(addrs)
 	for _, addr := range addrs {
 		mc, err := c.memberClientLocked(ctx, addr)
 		var do func(ctx context.Context) error
@@ -386,6 +379,29 @@ func (c *Cluster) plan(ctx context.Context) []job {
 		return err
 	}})
 	return jobs
+}
+
+// forgetPingTargetsLocked makes addrs the ping targets: the clients of
+// the members that left are closed and their series dropped; clientMu is
+// held.
+func (c *Cluster) forgetPingTargetsLocked(addrs []string) {
+	for addr, mc := range c.members {
+		if !slices.Contains(addrs, addr) {
+			delete(c.members, addr)
+			dctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = mc.Disconnect(dctx)
+			cancel()
+		}
+	}
+	for t := range c.pingTargets {
+		if !slices.Contains(addrs, t) {
+			c.m.deleteTarget(ProbePing, t)
+		}
+	}
+	c.pingTargets = map[string]bool{}
+	for _, a := range addrs {
+		c.pingTargets[a] = true
+	}
 }
 
 func canaryKey(i int) string { return "mongoprobe-" + strconv.Itoa(i) }

@@ -71,7 +71,7 @@ type Deps struct {
 	// OnRound, when set, is called with each round once it is recorded
 	// (scheduled and on-demand ones), on the goroutine that ran it.
 	OnRound func(Round)
-	Logger *slog.Logger
+	Logger  *slog.Logger
 	// Registerer takes mongoprobe's metrics and the driver's own
 	// (telemetry/metrics), labelled cluster="<name>".
 	Registerer prometheus.Registerer
@@ -146,4 +146,3 @@ type Status struct {
 	NoPrimaryTotal time.Duration
 	LastRound      *Round
 }
-
