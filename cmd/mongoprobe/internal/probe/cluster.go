@@ -211,11 +211,10 @@ func (c *Cluster) Run(ctx context.Context) {
 	defer stop()
 	t := time.NewTicker(c.s.Interval)
 	defer t.Stop()
-	for {
+	for ctx.Err() == nil {
 		c.Round(ctx)
 		select {
 		case <-ctx.Done():
-			return
 		case <-t.C:
 		}
 	}

@@ -85,7 +85,10 @@ type Result struct {
 	Cluster string
 	Probe   string // ProbePing, ProbeRead or ProbeWrite
 	// Target is the member's address (ping), the read preference's name
-	// (read) or "primary" (write).
+	// (read) or "primary" (write). When the main client could not be
+	// made (driver.Connect refused the options), the round holds one
+	// ping whose target is "client", and every probe fails with
+	// ClassClient.
 	Target   string
 	Start    time.Time
 	Duration time.Duration

@@ -265,6 +265,7 @@ func TestStepDown(t *testing.T) {
 		t.Errorf("primary_changes_total = %v", got)
 	}
 	window := st.NoPrimaryTotal - before
+	t.Logf("window without a writable primary: measured %v, truth %v", window, truth)
 	if d := window - truth; d < -interval || d > interval {
 		t.Errorf("window %v, truth %v (step-down %v, election %v)", window, truth, down.Time, elected.Time)
 	}
@@ -278,8 +279,26 @@ func TestStepDown(t *testing.T) {
 		t.Errorf("metrics: %s", grep(out, "primary_changes"))
 	}
 	// The metric's total agrees with the status.
-	total := grep(out, "mongoprobe_no_writable_primary_seconds_total")
-	if total == "" {
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "mongoprobe_no_writable_primary_seconds_total":
+			found = true
+			v := time.Duration(mf.GetMetric()[0].GetCounter().GetValue() * float64(time.Second))
+			if d := v - before - truth; d < -interval || d > interval {
+				t.Errorf("mongoprobe_no_writable_primary_seconds_total %v (%v before the step-down), truth %v", v, before, truth)
+			}
+		case "mongoprobe_no_writable_primary_seconds":
+			if v := mf.GetMetric()[0].GetGauge().GetValue(); v != 0 {
+				t.Errorf("mongoprobe_no_writable_primary_seconds = %v with a primary", v)
+			}
+		}
+	}
+	if !found {
 		t.Errorf("no mongoprobe_no_writable_primary_seconds_total")
 	}
 
@@ -539,7 +558,19 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	ctx := context.Background()
 	done := make(chan struct{})
 	go func() { c.Run(ctx); close(done) }()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ { // on-demand rounds while Run runs
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := c.Round(ctx); !r.OK() {
+				t.Errorf("on-demand round: %+v", r)
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(100 * time.Millisecond)
 	if !c.Ready() {
 		t.Error("not ready")
 	}
