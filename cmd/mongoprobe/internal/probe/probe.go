@@ -7,7 +7,6 @@
 package probe
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -69,7 +68,10 @@ type Settings struct {
 
 // Deps are what a Cluster reports to.
 type Deps struct {
-	Logger *slog.Logger
+	// OnRound, when set, is called with each round once it is recorded
+	// (scheduled and on-demand ones), on the goroutine that ran it.
+	OnRound func(Round)
+	Logger  *slog.Logger
 	// Registerer takes mongoprobe's metrics and the driver's own
 	// (telemetry/metrics), labelled cluster="<name>".
 	Registerer prometheus.Registerer
@@ -83,7 +85,10 @@ type Result struct {
 	Cluster string
 	Probe   string // ProbePing, ProbeRead or ProbeWrite
 	// Target is the member's address (ping), the read preference's name
-	// (read) or "primary" (write).
+	// (read) or "primary" (write). When the main client could not be
+	// made (driver.Connect refused the options), the round holds one
+	// ping whose target is "client", and every probe fails with
+	// ClassClient.
 	Target   string
 	Start    time.Time
 	Duration time.Duration
@@ -144,36 +149,3 @@ type Status struct {
 	NoPrimaryTotal time.Duration
 	LastRound      *Round
 }
-
-// Cluster probes one cluster.
-type Cluster struct{}
-
-// New registers the cluster's metrics (its up gauge at 0) and connects
-// its client (which does not wait for the cluster).
-func New(s Settings, d Deps) (*Cluster, error) { return &Cluster{}, nil }
-
-// Name returns the cluster's name.
-func (c *Cluster) Name() string { return "" }
-
-// Run runs a round every Interval until ctx ends.
-func (c *Cluster) Run(ctx context.Context) {}
-
-// Round runs one round of every probe now, and records it; it is safe to
-// call while Run runs.
-func (c *Cluster) Round(ctx context.Context) Round { return Round{} }
-
-// Status returns the cluster's state now.
-func (c *Cluster) Status() Status { return Status{} }
-
-// Ready tells whether a round has completed.
-func (c *Cluster) Ready() bool { return false }
-
-// Close disconnects every client of the cluster and unregisters its
-// metrics but the up gauge, which stays at 0; no goroutine is left.
-func (c *Cluster) Close(ctx context.Context) error { return nil }
-
-// RoundCollector exports one round in the blackbox exporter's style, for
-// /probe?target=: mongoprobe_probe_success and
-// mongoprobe_probe_duration_seconds per probe and target, and
-// mongoprobe_up.
-func RoundCollector(r Round) prometheus.Collector { return nil }
