@@ -218,6 +218,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return code
 }
 
+// durationText writes durations as Go durations ("2.0004s"), as the
+// console handler does, not as the JSON and logfmt handlers' nanoseconds.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
+}
+
 // newLogger returns the command's logger: tint on a terminal (auto,
 // console), logfmt, or JSON.
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
@@ -228,7 +237,7 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 			format = "console"
 		}
 	}
-	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel, ReplaceAttr: durationText}
 	switch format {
 	case "console":
 		return slog.New(console.Handler(w, &console.Options{Level: cfg.LogLevel}))

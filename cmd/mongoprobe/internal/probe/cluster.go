@@ -20,6 +20,7 @@ import (
 	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/driver/connstring"
 	"github.com/mongoscope/mongoscope/driver/event"
+	"github.com/mongoscope/mongoscope/driver/logging"
 	"github.com/mongoscope/mongoscope/telemetry"
 )
 
@@ -153,6 +154,7 @@ func New(s Settings, d Deps) (*Cluster, error) {
 	}
 	tel, err := telemetry.New(telemetry.Options{
 		Logger:         log,
+		LogLevels:      driverLogLevels(log),
 		TracerProvider: d.TracerProvider,
 		NoTracing:      d.TracerProvider == nil,
 		Registerer:     c.reg,
@@ -735,7 +737,7 @@ func (c *Cluster) topologyChanged(td event.TopologyDescription) {
 	switch {
 	case c.writable && !writable:
 		c.noPrimarySince = now
-		c.log.Warn("lost the writable primary", "old", c.knownPrimary, "topology", td.Kind)
+		c.log.Warn("lost the writable primary", "old", c.knownPrimary, "topology", td.Kind, "reason", c.lossReason(td))
 	case !c.writable && writable:
 		w := now.Sub(c.noPrimarySince)
 		c.noPrimaryDone += w
@@ -750,11 +752,44 @@ func (c *Cluster) topologyChanged(td event.TopologyDescription) {
 	}
 }
 
+// driverLogLevels are the driver's log components for the main client:
+// info (debug when the logger takes debug, for the command and connection
+// messages), and no failover component, whose "Primary changed" messages
+// the cluster's own ("lost the writable primary", "primary changed",
+// "writable primary found") replace with the windows it measures.
+func driverLogLevels(log *slog.Logger) map[logging.Component]logging.Level {
+	l := logging.LevelInformational
+	if log.Enabled(context.Background(), slog.LevelDebug) {
+		l = logging.LevelDebug
+	}
+	return map[logging.Component]logging.Level{
+		logging.ComponentCommand:         l,
+		logging.ComponentConnection:      l,
+		logging.ComponentTopology:        l,
+		logging.ComponentServerSelection: l,
+		logging.ComponentFailover:        logging.LevelOff,
+	}
+}
+
 func oidString(o *bson.ObjectID) string {
 	if o == nil {
 		return ""
 	}
 	return o.Hex()
+}
+
+// lossReason says what became of the last known primary in td: its new
+// type, and the error that made it Unknown.
+func (c *Cluster) lossReason(td event.TopologyDescription) string {
+	for _, sd := range td.Servers {
+		if sd.Address == c.knownPrimary {
+			if sd.Error != nil {
+				return sd.Kind + ": " + sd.Error.Error()
+			}
+			return "now " + sd.Kind
+		}
+	}
+	return "no longer a member"
 }
 
 // windowLocked returns the current window without a writable primary and
