@@ -16,11 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/config"
 	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/config/configtest"
-	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/probe"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
@@ -57,9 +54,8 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
-// TestCheckUnreachable: check on a cluster nobody listens on fails (with
-// the stub engine, because its round is empty; with the real one, because
-// every probe fails).
+// TestCheckUnreachable: check on a cluster nobody listens on fails:
+// every probe does.
 func TestCheckUnreachable(t *testing.T) {
 	var stdout, stderr syncBuffer
 	code := Main(context.Background(), []string{"check", "--uri", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"}, noEnv, &stdout, &stderr)
@@ -74,30 +70,13 @@ func TestCheckUnreachable(t *testing.T) {
 	}
 }
 
-// engineMissing tells whether the probe package is still the stub whose
-// rounds have no results.
-func engineMissing(t *testing.T) bool {
-	t.Helper()
-	s, err := config.ClusterFromURI("x", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := probe.New(s, probe.Deps{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registerer: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	defer c.Close(ctx)
-	return len(c.Round(ctx).Results) == 0
-}
-
 type running struct {
 	addr   string
 	cancel context.CancelFunc
 	done   chan int
 	stderr *syncBuffer
 	client *http.Client
+	code   *int // the exit code, once stopped
 }
 
 func start(t *testing.T, args []string, getenv func(string) string) *running {
@@ -134,14 +113,21 @@ func (r *running) get(t *testing.T, path string, header ...string) (int, string)
 	return resp.StatusCode, string(b)
 }
 
+// stop ends the run and returns its exit code; it may be called again
+// (a deferred stop after an explicit one).
 func (r *running) stop(t *testing.T) int {
 	t.Helper()
+	if r.code != nil {
+		return *r.code
+	}
 	r.cancel()
 	select {
 	case code := <-r.done:
+		r.code = &code
 		return code
 	case <-time.After(30 * time.Second):
-		t.Fatal("did not stop")
+		buf := make([]byte, 1<<20)
+		t.Fatalf("did not stop:\n%s", buf[:runtime.Stack(buf, true)])
 	}
 	return -1
 }
@@ -194,21 +180,14 @@ func TestRun(t *testing.T) {
 	if code, _ := r.get(t, "/nope"); code != 404 {
 		t.Errorf("/nope: %d", code)
 	}
-	stub := engineMissing(t)
 	code, _ = r.get(t, "/-/ready")
-	if stub {
-		if code != 503 {
-			t.Errorf("/-/ready with the stub engine: %d, want 503", code)
-		}
-	} else {
-		deadline := time.Now().Add(15 * time.Second)
-		for code != 200 && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-			code, _ = r.get(t, "/-/ready")
-		}
-		if code != 200 {
-			t.Errorf("/-/ready never 200")
-		}
+	deadline := time.Now().Add(15 * time.Second)
+	for code != 200 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		code, _ = r.get(t, "/-/ready")
+	}
+	if code != 200 {
+		t.Errorf("/-/ready never 200")
 	}
 
 	if code := r.stop(t); code != 0 {
@@ -251,12 +230,8 @@ func TestDemo(t *testing.T) {
 	waitGoroutines(t, base)
 }
 
-// TestTraces needs the probe engine: it checks that a round's spans reach
-// an OTLP/HTTP collector.
+// TestTraces: a round's spans reach an OTLP/HTTP collector.
 func TestTraces(t *testing.T) {
-	if engineMissing(t) {
-		t.Skip("the probe engine is the stub (probe.Round gives no results, so no spans): this test runs once internal/probe is merged")
-	}
 	var posts atomic.Int64
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Method == "POST" && req.URL.Path == "/v1/traces" {

@@ -73,6 +73,7 @@ type Cluster struct {
 	// no driver call is ever made while it is held.
 	mu             sync.Mutex
 	closed         bool
+	discovered     bool // the first round waited for the first checks (awaitDiscovery)
 	topology       string
 	servers        map[string]Member
 	memberType     map[string]string
@@ -241,6 +242,7 @@ func (c *Cluster) Round(ctx context.Context) Round {
 	stop := context.AfterFunc(c.closeCtx, cancel)
 	defer stop()
 
+	c.awaitDiscovery(ctx)
 	r := Round{Cluster: c.s.Name, Start: time.Now()}
 	var span trace.Span
 	if c.tracer != nil {
@@ -277,6 +279,48 @@ func (c *Cluster) Round(ctx context.Context) Round {
 		c.d.OnRound(r)
 	}
 	return r
+}
+
+// awaitDiscovery lets a new client finish its first check of the seeds
+// before the first round, for at most the ping timeout: otherwise a round
+// right after New (mongoprobe check, a first /probe) would ping only the
+// seeds, not the members they name. Later rounds do not wait.
+func (c *Cluster) awaitDiscovery(ctx context.Context) {
+	c.mu.Lock()
+	first := !c.discovered
+	c.discovered = true
+	c.mu.Unlock()
+	if !first {
+		return
+	}
+	deadline := time.NewTimer(c.s.PingTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c.clientMu.Lock()
+		client := c.client
+		c.clientMu.Unlock()
+		if client == nil {
+			return
+		}
+		done := true
+		for _, s := range client.Topology().Servers {
+			if s.LastUpdate.IsZero() {
+				done = false
+			}
+		}
+		if done {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-deadline.C:
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // record stores the round and exports it.

@@ -280,3 +280,25 @@ func (rc *roundCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(rc.up, prometheus.GaugeValue, up)
 }
+
+// MetricNames are the metric families a Cluster exports (besides the
+// driver's own, mongodb_driver_*), each labelled cluster: the README's
+// table and the tests that scrape /metrics check against this list.
+var MetricNames = []string{
+	"mongoprobe_up",
+	"mongoprobe_probe_duration_seconds",
+	"mongoprobe_probes_total",
+	"mongoprobe_probe_timeouts_total",
+	"mongoprobe_probe_retries_total",
+	"mongoprobe_probe_answers_total",
+	"mongoprobe_probe_success",
+	"mongoprobe_last_round_timestamp_seconds",
+	"mongoprobe_member_up",
+	"mongoprobe_member_type",
+	"mongoprobe_member_rtt_seconds",
+	"mongoprobe_primary_changes_total",
+	"mongoprobe_writable_primary",
+	"mongoprobe_primary",
+	"mongoprobe_no_writable_primary_seconds",
+	"mongoprobe_no_writable_primary_seconds_total",
+}
