@@ -1,9 +1,7 @@
 // Package probe runs mongoprobe's probes against one cluster through the
 // mongoscope driver, tracks the cluster's members from the driver's SDAM
-// events, and exports both as Prometheus metrics.
-//
-// CONTRACT (skeleton): the exported API below is what internal/app codes
-// against. The bodies are filled in by the probe engine's work.
+// events, and exports both as Prometheus metrics. internal/app runs one
+// Cluster per configured cluster.
 package probe
 
 import (
