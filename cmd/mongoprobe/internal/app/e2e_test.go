@@ -159,7 +159,10 @@ clusters:
 		}
 	}
 	positive := func(v float64) bool { return v > 0 }
-	waitMetric("mongoprobe_probe_timeouts_total", map[string]string{"cluster": "rs", "probe": "read", "target": "secondary"}, positive)
+	early := waitMetric("mongoprobe_probe_timeouts_total", map[string]string{"cluster": "rs", "probe": "read", "target": "secondary"}, positive)
+	if v, _ := sample(early, "mongoprobe_probe_success", map[string]string{"cluster": "rs", "probe": "read", "target": "secondary"}); v != 0 {
+		t.Errorf("the secondary read succeeded though the secondaries' finds are blocked")
+	}
 	before := rs.LastEvent()
 	if err := rs.StepDown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -186,9 +189,6 @@ clusters:
 	}
 	if v, _ := sample(fams, "mongoprobe_member_up", map[string]string{"cluster": "rs", "member": rs.Members()[2].Addr()}); v != 1 {
 		t.Errorf("member 2 is not up in /metrics")
-	}
-	if v, _ := sample(fams, "mongoprobe_probe_success", map[string]string{"cluster": "rs", "probe": "read", "target": "secondary"}); v != 0 {
-		t.Errorf("the secondary read succeeded though its finds are blocked")
 	}
 
 	code, probeBody := r.get(t, "/probe?target=rs")
