@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/config"
 	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/config/configtest"
+	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/logbuf"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
@@ -57,7 +57,7 @@ func TestHelpAndVersion(t *testing.T) {
 // TestCheckUnreachable: check on a cluster nobody listens on fails:
 // every probe does.
 func TestCheckUnreachable(t *testing.T) {
-	var stdout, stderr syncBuffer
+	var stdout, stderr logbuf.Buffer
 	code := Main(context.Background(), []string{"check", "--uri", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200"}, noEnv, &stdout, &stderr)
 	if code != ExitFailed {
 		t.Errorf("exit code %d, want 1", code)
@@ -74,7 +74,7 @@ type running struct {
 	addr   string
 	cancel context.CancelFunc
 	done   chan int
-	stderr *syncBuffer
+	stderr *logbuf.Buffer
 	client *http.Client
 	code   *int // the exit code, once stopped
 }
@@ -82,7 +82,7 @@ type running struct {
 func start(t *testing.T, args []string, getenv func(string) string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{cancel: cancel, done: make(chan int, 1), stderr: &syncBuffer{},
+	r := &running{cancel: cancel, done: make(chan int, 1), stderr: &logbuf.Buffer{},
 		client: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 20 * time.Second}}
 	addr := make(chan string, 1)
 	go func() {
@@ -256,23 +256,6 @@ func TestTraces(t *testing.T) {
 	if posts.Load() == 0 {
 		t.Errorf("the collector received no POST /v1/traces")
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestConfigFile: clusters from a file; an unscheduled cluster does not

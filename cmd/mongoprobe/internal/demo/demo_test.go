@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/logbuf"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
@@ -23,7 +24,7 @@ func TestScheduler(t *testing.T) {
 	if p0 == nil {
 		t.Fatal("no primary at start")
 	}
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	s := NewScheduler(d.RS, slog.New(slog.NewTextHandler(&logs, nil)), 600*time.Millisecond)
 	if s.First != 600*time.Millisecond || s.SlowFor != 400*time.Millisecond || s.PartitionFor != 200*time.Millisecond {
 		t.Fatalf("timings: %+v", s)
@@ -121,21 +122,4 @@ func TestSettingsAndBanner(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var _ io.Writer = (*syncBuffer)(nil)
+var _ io.Writer = (*logbuf.Buffer)(nil)

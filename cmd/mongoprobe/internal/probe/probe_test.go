@@ -18,31 +18,14 @@ import (
 
 	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/driver"
+	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/logbuf"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
-
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type env struct {
 	c   *Cluster
 	reg *prometheus.Registry
-	log *syncBuffer
+	log *logbuf.Buffer
 }
 
 func newCluster(t *testing.T, uri string, mod func(*Settings), deps ...Deps) *env {
@@ -59,7 +42,7 @@ func newCluster(t *testing.T, uri string, mod func(*Settings), deps ...Deps) *en
 	if mod != nil {
 		mod(&s)
 	}
-	e := &env{reg: prometheus.NewRegistry(), log: &syncBuffer{}}
+	e := &env{reg: prometheus.NewRegistry(), log: &logbuf.Buffer{}}
 	var d Deps
 	if len(deps) > 0 {
 		d = deps[0]
