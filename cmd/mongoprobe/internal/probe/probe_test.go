@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/mongoscope/mongoscope/bson"
-	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/logbuf"
+	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
 
