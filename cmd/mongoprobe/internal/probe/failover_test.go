@@ -159,7 +159,9 @@ func TestFailoverDefinitions(t *testing.T) {
 	prim := func(addr string, id *bson.ObjectID) event.ServerDescription {
 		return event.ServerDescription{Address: addr, Kind: "RSPrimary", ElectionID: id}
 	}
-	sec := func(addr string) event.ServerDescription { return event.ServerDescription{Address: addr, Kind: "RSSecondary"} }
+	sec := func(addr string) event.ServerDescription {
+		return event.ServerDescription{Address: addr, Kind: "RSSecondary"}
+	}
 	open := func() Failover {
 		t.Helper()
 		fs := c.Failovers()
