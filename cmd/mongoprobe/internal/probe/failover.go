@@ -339,9 +339,12 @@ func (c *Cluster) closeFailoverLocked(now time.Time, why string) {
 		}
 		readsFailed = append(readsFailed, slog.Int(name, ri.Failed))
 	}
+	total := 0
 	for _, class := range slices.Sorted(maps.Keys(f.Errors)) {
 		errs = append(errs, slog.Int(class, f.Errors[class]))
+		total += f.Errors[class]
 	}
+	errs = append([]any{slog.Int("total", total)}, errs...)
 	level := slog.LevelInfo
 	if !f.Settled {
 		level = slog.LevelWarn

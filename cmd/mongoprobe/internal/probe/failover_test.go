@@ -115,7 +115,7 @@ func checkFailoverOutputs(t *testing.T, e *env, f Failover) {
 		}
 	}
 	for _, want := range []string{"cluster=test", "old=" + f.OldPrimary, "new=" + f.NewPrimary, "detected=", "new_primary_after=",
-		"write_unavailable=", "reads_failed.primary=", "retries_absorbed=", "settled=true"} {
+		"write_unavailable=", "reads_failed.primary=", "retries_absorbed=", "errors.total=", "settled=true"} {
 		if !strings.Contains(rec, want) {
 			t.Errorf("the failover record lacks %s: %q", want, rec)
 		}
