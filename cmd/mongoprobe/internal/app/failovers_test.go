@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mongoscope/mongoscope/bson"
 	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/config/configtest"
 	"github.com/mongoscope/mongoscope/cmd/mongoprobe/internal/logbuf"
 	"github.com/mongoscope/mongoscope/mongotest"
@@ -261,5 +262,41 @@ func TestDrillRefusals(t *testing.T) {
 		if strings.Contains(stdout.String()+stderr.String(), configtest.Password) {
 			t.Errorf("%v: the output contains the password", c.args)
 		}
+	}
+}
+
+// TestDrillStepDownConnectionClosed: as servers before 4.2 do, the
+// stepping-down primary closes the drill's connection (a fail point
+// here, while the set steps down from Go): the network error is not a
+// failure, since a new primary appears.
+func TestDrillStepDownConnectionClosed(t *testing.T) {
+	rs := mongotest.NewReplicaSet(t, 3, mongotest.ReplicaSetOptions{ElectionDelay: 500 * time.Millisecond})
+	p := rs.Primary()
+	if err := p.SetFailPoint(bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: "alwaysOn"},
+		{Key: "data", Value: bson.D{{Key: "failCommands", Value: bson.A{"replSetStepDown"}}, {Key: "closeConnection", Value: true}}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go func() {
+		if _, err := p.WaitForCommand(ctx, "replSetStepDown"); err == nil {
+			rs.StepDown(ctx)
+		}
+	}()
+	var stdout, stderr logbuf.Buffer
+	code := Main(ctx, []string{"drill", "--step-down", "--yes", "--uri", rs.URI(), "--log.format", "json", "--drill.timeout", "20s"}, noEnv, &stdout, &stderr)
+	if code != ExitOK || !strings.Contains(stdout.String(), "SETTLED") || !strings.Contains(stderr.String(), "the step-down's connection was closed") {
+		t.Errorf("exit %d:\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// TestDrillNoFailover: a step-down refused by the server (a standalone
+// has no replication) fails the drill, exit 1.
+func TestDrillNoFailover(t *testing.T) {
+	srv := mongotest.NewServer(t, mongotest.Options{})
+	var stdout, stderr logbuf.Buffer
+	code := Main(context.Background(), []string{"drill", "--step-down", "--yes", "--uri", "mongodb://" + srv.Addr(), "--drill.timeout", "10s"}, noEnv, &stdout, &stderr)
+	if code != ExitFailed || !strings.Contains(stdout.String(), "FAILED") || !strings.Contains(stdout.String(), "replSetStepDown") {
+		t.Errorf("exit %d:\n%s", code, stdout.String())
 	}
 }
