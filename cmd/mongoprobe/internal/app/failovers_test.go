@@ -300,3 +300,15 @@ func TestDrillNoFailover(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, stdout.String())
 	}
 }
+
+// TestDrillSharded: a sharded cluster has no primary to step down: the
+// drill fails at once rather than at its timeout.
+func TestDrillSharded(t *testing.T) {
+	sc := mongotest.NewShardedCluster(t, 2, mongotest.ShardedClusterOptions{})
+	var stdout, stderr logbuf.Buffer
+	begin := time.Now()
+	code := Main(context.Background(), []string{"drill", "--step-down", "--yes", "--uri", sc.URI(), "--drill.timeout", "30s"}, noEnv, &stdout, &stderr)
+	if code != ExitFailed || !strings.Contains(stdout.String(), "topology Sharded") || time.Since(begin) > 10*time.Second {
+		t.Errorf("exit %d after %v:\n%s", code, time.Since(begin), stdout.String())
+	}
+}
