@@ -50,6 +50,10 @@ import (
 //     that succeeded;
 //   - Errors: the failed read and write probes by error class (pings go
 //     to each member directly and are not what an application sees).
+//
+// Its JSON form is MarshalJSON's: the tags below name the fields, but
+// times are written in RFC 3339 with milliseconds and each duration twice
+// (name_seconds, a number, and name, its text).
 type Failover struct {
 	Cluster    string `json:"cluster"`
 	OldPrimary string `json:"old_primary"`
