@@ -125,6 +125,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if tp != nil {
 		deps.TracerProvider = tp
 	}
+	if cfg.Command == config.CommandDrill {
+		return drill(ctx, cfg, deps, stdout, stderr, logger) // drill.go
+	}
 	var clusters []*probe.Cluster
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -279,6 +282,7 @@ func newHandler(reg *prometheus.Registry, byName map[string]*probe.Cluster, sche
 		}
 		fmt.Fprintln(w, "Ready")
 	})
+	mux.HandleFunc("/api/failovers", failoversHandler(byName))
 	mux.HandleFunc("/probe", func(w http.ResponseWriter, r *http.Request) {
 		target := r.URL.Query().Get("target")
 		if target == "" {
@@ -331,6 +335,7 @@ func newHandler(reg *prometheus.Registry, byName map[string]*probe.Cluster, sche
 			u := "/probe?target=" + url.QueryEscape(n)
 			fmt.Fprintf(w, "<li><a href=\"%s\">%s</a>: one round on cluster %s now</li>\n", html.EscapeString(u), html.EscapeString(u), html.EscapeString(n))
 		}
+		fmt.Fprint(w, "<li><a href=\"/api/failovers\">/api/failovers</a>: the failovers observed, as JSON</li>\n")
 		fmt.Fprint(w, "<li><a href=\"/-/healthy\">/-/healthy</a> and <a href=\"/-/ready\">/-/ready</a></li>\n</ul>\n</body></html>\n")
 	})
 	return mux

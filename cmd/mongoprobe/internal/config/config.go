@@ -74,7 +74,7 @@ const (
 
 // Config is the command's whole configuration.
 type Config struct {
-	// Command is CommandRun (the default) or CommandCheck.
+	// Command is CommandRun (the default), CommandCheck or CommandDrill.
 	Command string
 	// Help and Version are set by --help and --version; the rest of the
 	// configuration is then not checked.
@@ -97,6 +97,8 @@ type Config struct {
 	Clusters []probe.Settings
 	// Warnings are dubious but accepted settings, to be logged.
 	Warnings []string
+	// Drill is the drill command's settings (drill.go).
+	Drill Drill
 }
 
 // Error is an invalid setting.
@@ -143,6 +145,7 @@ type flags struct {
 	remote, demo, version                   bool
 	logLevel, logFormat, uri, file, cluster string
 	faultInterval                           time.Duration
+	drill                                   drillFlags
 }
 
 func newFlags() *flags {
@@ -159,6 +162,7 @@ func newFlags() *flags {
 	fs.BoolVar(&f.demo, "demo", false, "probe an in-process simulated replica set that fails over now and then (the default with no URI and no configuration file)")
 	fs.DurationVar(&f.faultInterval, "demo.fault-interval", DefaultDemoFaultInterval, "demo mode: `duration` between two injected faults (the first comes after the smaller of this and 20s)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	f.drill.register(fs)
 	return f
 }
 
@@ -182,7 +186,7 @@ func Parse(args []string, getenv func(string) string) (*Config, error) {
 			return nil, ErrHelp
 		}
 		if !isCommand(rest[0]) || cfg.Command != CommandRun || len(args) > 0 && isCommand(args[0]) {
-			return nil, errorf("command", "unknown command or argument %s (the commands are run and check; flags come before or after the command)", quoteArg(rest[0]))
+			return nil, errorf("command", "unknown command or argument %s (the commands are run, check and drill; flags come before or after the command)", quoteArg(rest[0]))
 		}
 		cfg.Command = rest[0]
 		if err := f.fs.Parse(rest[1:]); err != nil {
@@ -265,10 +269,13 @@ func Parse(args []string, getenv func(string) string) (*Config, error) {
 	default:
 		cfg.Demo = true
 	}
+	if err := checkDrill(cfg, f); err != nil {
+		return nil, err
+	}
 	return cfg, nil
 }
 
-func isCommand(s string) bool { return s == CommandRun || s == CommandCheck }
+func isCommand(s string) bool { return s == CommandRun || s == CommandCheck || s == CommandDrill }
 
 // flagError turns the flag package's error into an *Error naming the flag,
 // without the value it quotes.

@@ -18,6 +18,11 @@ Usage:
   mongoprobe [run] [flags]     probe the clusters and serve /metrics (the default)
   mongoprobe check [flags]     probe every cluster once, print a table, and exit
                                0 when every probe succeeded, 1 otherwise
+  mongoprobe drill --step-down [--cluster <name>] --yes [flags]
+                               step the cluster's primary down (replSetStepDown,
+                               stepDownSecs 60), probe every 500ms until the
+                               failover settles (or --drill.timeout), print its
+                               report; exit 0 if it settled, 1 otherwise
   mongoprobe --help | --version
 
 Clusters come from --uri, else `+EnvURI+`, else --config.file (a YAML
@@ -46,6 +51,7 @@ Flags:
 Endpoints (on --web.listen-address):
   /metrics                 the probes' metrics, Go and process metrics (OpenMetrics with exemplars)
   /probe?target=<cluster>  one round on a configured cluster, blackbox-exporter style
+  /api/failovers           the failovers observed (the last 20 per cluster), JSON; ?cluster=<name>
   /-/healthy, /-/ready     liveness; readiness (every scheduled cluster did a first round)
 
 Environment:
@@ -64,6 +70,7 @@ Examples:
   MONGOPROBE_URI='mongodb://db1:27017' mongoprobe --cluster.name prod
   mongoprobe --config.file mongoprobe.yaml --web.listen-address :9417 --web.listen-remote
   mongoprobe check --uri 'mongodb://127.0.0.1:27017/?serverSelectionTimeoutMS=2000'
+  mongoprobe drill --step-down --cluster prod --config.file mongoprobe.yaml --yes
 
 Configuration file (--config.file):
 `)

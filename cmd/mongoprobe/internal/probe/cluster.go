@@ -85,6 +85,7 @@ type Cluster struct {
 	noPrimarySince time.Time
 	noPrimaryDone  time.Duration // the closed windows
 	lastRound      *Round
+	fo             *failovers // failover.go
 }
 
 // New registers the cluster's metrics (its up gauge at 0) and connects
@@ -142,12 +143,13 @@ func New(s Settings, d Deps) (*Cluster, error) {
 		memberType:     map[string]string{},
 		topology:       "Unknown",
 		noPrimarySince: time.Now(),
+		fo:             newFailovers(s.ReadPreferences),
 	}
 	c.closeCtx, c.closeNow = context.WithCancel(context.Background())
 	if d.TracerProvider != nil {
 		c.tracer = d.TracerProvider.Tracer(tracerName)
 	}
-	for _, col := range append(c.m.collectors(), newWindowCollector(c)) {
+	for _, col := range append(append(c.m.collectors(), newWindowCollector(c)), c.fo.m.collectors()...) {
 		if err := c.reg.Register(col); err != nil {
 			c.reg.unregisterAll()
 			return nil, fmt.Errorf("mongoprobe: cluster %q: registering metrics: %w", s.Name, err)
@@ -342,6 +344,7 @@ func (c *Cluster) record(r Round) {
 		c.up.Set(0)
 	}
 	c.m.lastRound.Set(float64(time.Now().UnixNano()) / 1e9)
+	c.failoverRoundLocked(r)
 }
 
 // job is one probe to run.
@@ -761,6 +764,7 @@ func (c *Cluster) topologyChanged(td event.TopologyDescription) {
 			c.m.primaryChanges.Inc()
 			c.log.Info("primary changed", "old", c.knownPrimary, "new", primary,
 				"old_election_id", oidString(c.knownElection), "new_election_id", oidString(election))
+			c.primaryChangedLocked(now, c.knownPrimary, primary)
 		}
 		c.knownPrimary = primary
 		if election != nil {
@@ -782,11 +786,13 @@ func (c *Cluster) topologyChanged(td event.TopologyDescription) {
 	case c.writable && !writable:
 		c.noPrimarySince = now
 		c.log.Warn("lost the writable primary", "old", c.knownPrimary, "topology", td.Kind, "reason", c.lossReason(td))
+		c.primaryLostLocked(now, c.knownPrimary, c.lossReason(td))
 	case !c.writable && writable:
 		w := now.Sub(c.noPrimarySince)
 		c.noPrimaryDone += w
 		c.noPrimarySince = time.Time{}
 		c.log.Info("writable primary found", "primary", primary, "topology", td.Kind, "without_primary", w)
+		c.primaryBackLocked(now, primary)
 	}
 	c.writable = writable
 	if writable {
@@ -892,6 +898,7 @@ func (c *Cluster) Close(ctx context.Context) error {
 		c.mu.Unlock()
 		return nil
 	}
+	c.closeFailoverLocked(time.Now(), "stopped")
 	c.closed = true
 	c.up.Set(0)
 	c.mu.Unlock()
