@@ -97,6 +97,8 @@ type Config struct {
 	Clusters []probe.Settings
 	// Warnings are dubious but accepted settings, to be logged.
 	Warnings []string
+	// Timeouts is check --timeouts (see TimeoutCheck).
+	Timeouts TimeoutCheck
 }
 
 // Error is an invalid setting.
@@ -143,6 +145,7 @@ type flags struct {
 	remote, demo, version                   bool
 	logLevel, logFormat, uri, file, cluster string
 	faultInterval                           time.Duration
+	timeouts                                timeoutFlags
 }
 
 func newFlags() *flags {
@@ -159,6 +162,7 @@ func newFlags() *flags {
 	fs.BoolVar(&f.demo, "demo", false, "probe an in-process simulated replica set that fails over now and then (the default with no URI and no configuration file)")
 	fs.DurationVar(&f.faultInterval, "demo.fault-interval", DefaultDemoFaultInterval, "demo mode: `duration` between two injected faults (the first comes after the smaller of this and 20s)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
+	f.addTimeoutFlags()
 	return f
 }
 
@@ -200,6 +204,9 @@ func Parse(args []string, getenv func(string) string) (*Config, error) {
 		return cfg, nil
 	}
 
+	if err := f.parseTimeouts(cfg); err != nil {
+		return nil, err
+	}
 	cfg.ListenAddress, cfg.ListenRemote = f.listen, f.remote
 	if err := checkListen(f.listen, f.remote); err != nil {
 		return nil, err

@@ -18,6 +18,9 @@ Usage:
   mongoprobe [run] [flags]     probe the clusters and serve /metrics (the default)
   mongoprobe check [flags]     probe every cluster once, print a table, and exit
                                0 when every probe succeeded, 1 otherwise
+  mongoprobe check --timeouts  run reads under tight budgets, print how far past their
+                               timeoutMS the timeouts returned, and exit 0 when every
+                               overshoot stayed under --timeouts.max-overshoot, 1 otherwise
   mongoprobe --help | --version
 
 Clusters come from --uri, else `+EnvURI+`, else --config.file (a YAML
@@ -64,6 +67,8 @@ Examples:
   MONGOPROBE_URI='mongodb://db1:27017' mongoprobe --cluster.name prod
   mongoprobe --config.file mongoprobe.yaml --web.listen-address :9417 --web.listen-remote
   mongoprobe check --uri 'mongodb://127.0.0.1:27017/?serverSelectionTimeoutMS=2000'
+  mongoprobe check --timeouts --uri 'mongodb://db1/?replicaSet=rs0' --timeouts.collection test.big \
+      --timeouts.filter '{"$where": "sleep(100) || true"}' --timeouts.budgets 50ms,200ms
 
 Configuration file (--config.file):
 `)
