@@ -353,6 +353,7 @@ type job struct {
 	timeout       time.Duration
 	do            func(ctx context.Context) error
 	member        string // the member a ping addresses
+	quiet         bool   // a failure is logged at DEBUG, not WARN (TimedRead)
 }
 
 // plan lists the round's probes: it brings the clients up to date (the
@@ -538,7 +539,7 @@ func (c *Cluster) run(ctx context.Context, j job) Result {
 	a := &attempt{}
 	octx := driver.WithTimeout(withAttempt(ctx, a), j.timeout)
 	res.Start = time.Now()
-	res.Timeout = budget(octx, res.Start, j.timeout)
+	res.Timeout = budget(ctx, res.Start, j.timeout)
 	err := safeDo(octx, j.do)
 	res.Duration = time.Since(res.Start)
 	a.mu.Lock()
@@ -571,7 +572,11 @@ func (c *Cluster) run(ctx context.Context, j job) Result {
 		if res.Class == ClassTimeout {
 			attrs = append(attrs, "timeout", res.Timeout, "overshoot", res.Overshoot)
 		}
-		c.log.Warn("probe failed", attrs...)
+		if j.quiet {
+			c.log.Debug("probe failed", attrs...)
+		} else {
+			c.log.Warn("probe failed", attrs...)
+		}
 	} else {
 		c.log.Debug("probe succeeded", attrs...)
 	}

@@ -220,13 +220,14 @@ type TimedRead struct {
 // timeoutMS of r.Budget, the way the read probe runs (so its Result has
 // the same Class, TimeoutStage, Timeout and Overshoot), for mongoprobe
 // check --timeouts. It is recorded nowhere: neither in the metrics nor
-// in Timeouts. A missing document is a success.
+// in Timeouts, and its failure is logged at DEBUG only. A missing
+// document is a success.
 func (c *Cluster) TimedRead(ctx context.Context, r TimedRead) Result {
 	target := r.Target
 	if target == "" {
 		target = r.Budget.String()
 	}
-	j := job{probe: ProbeRead, target: target, timeout: r.Budget}
+	j := job{probe: ProbeRead, target: target, timeout: r.Budget, quiet: true}
 	if r.Budget <= 0 {
 		j.timeout = time.Nanosecond
 		j.do = func(context.Context) error { return errors.New("mongoprobe: a timed read needs a positive budget") }

@@ -2,11 +2,14 @@ package probe
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mongoscope/mongoscope/bson"
+	"github.com/mongoscope/mongoscope/driver"
 	"github.com/mongoscope/mongoscope/driver/event"
 	"github.com/mongoscope/mongoscope/mongotest"
 )
@@ -157,6 +160,9 @@ func TestTimedRead(t *testing.T) {
 	if e.c.Timeouts().Timeouts != 0 || strings.Contains(e.text(t), "mongoprobe_timeout_side_total{") {
 		t.Error("TimedRead was recorded")
 	}
+	if logs := e.log.String(); strings.Contains(logs, `level=WARN msg="probe failed"`) || !strings.Contains(logs, `level=DEBUG msg="probe failed"`) {
+		t.Errorf("TimedRead's failures are not logged at DEBUG only:\n%s", grep(logs, "probe failed"))
+	}
 }
 
 func TestSummarizeTimeouts(t *testing.T) {
@@ -191,5 +197,57 @@ func TestSummarizeTimeouts(t *testing.T) {
 	}
 	if s := tr.summary(); s.Timeouts != TimeoutWindow+10 || s.Window != TimeoutWindow || s.OvershootMax != ms {
 		t.Errorf("%+v", s)
+	}
+}
+
+// TestTimeoutStageOfError: a *driver.TimeoutError's stage, for an error
+// OperationFinished did not describe, maps to the event's constant.
+func TestTimeoutStageOfError(t *testing.T) {
+	for stage, want := range map[string]string{
+		"server selection":                 event.TimeoutStageSelection,
+		"connection checkout":              event.TimeoutStageCheckout,
+		"connection establishment":         event.TimeoutStageConnect,
+		"before sending the command":       event.TimeoutStageBeforeSend,
+		"waiting for the server's reply":   event.TimeoutStageNetwork,
+		"on the server (MaxTimeMSExpired)": event.TimeoutStageServer,
+		"retrying after a retryable error": event.TimeoutStageRetry,
+		"somewhere new":                    event.TimeoutStageOther,
+	} {
+		err := fmt.Errorf("find: %w", &driver.TimeoutError{Stage: stage, Err: errors.New("x")})
+		class, _, got := classify(err, "")
+		if class != ClassTimeout || got != want {
+			t.Errorf("%q: class %q stage %q, want timeout %q", stage, class, got, want)
+		}
+		if side := TimeoutSide(got); (side == SideServer) != (want == event.TimeoutStageServer) {
+			t.Errorf("%q: side %s", stage, side)
+		}
+	}
+	// The event's stage wins.
+	if _, _, got := classify(&driver.TimeoutError{Stage: "server selection", Err: errors.New("x")}, event.TimeoutStageRetry); got != event.TimeoutStageRetry {
+		t.Errorf("stage %q", got)
+	}
+	// A parent context's deadline, with no TimeoutError.
+	if class, _, got := classify(context.DeadlineExceeded, ""); class != ClassTimeout || got != event.TimeoutStageOther {
+		t.Errorf("deadline: %q %q", class, got)
+	}
+}
+
+// TestBudget: a probe's budget is its timeout, or what its context's
+// earlier deadline leaves.
+func TestBudget(t *testing.T) {
+	now := time.Now()
+	if b := budget(context.Background(), now, 200*time.Millisecond); b != 200*time.Millisecond {
+		t.Errorf("no deadline: %v", b)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), now.Add(50*time.Millisecond))
+	defer cancel()
+	if b := budget(ctx, now, 200*time.Millisecond); b != 50*time.Millisecond {
+		t.Errorf("earlier deadline: %v", b)
+	}
+	if b := budget(ctx, now, 10*time.Millisecond); b != 10*time.Millisecond {
+		t.Errorf("later deadline: %v", b)
+	}
+	if b := budget(ctx, now.Add(time.Second), 10*time.Millisecond); b != 0 {
+		t.Errorf("past deadline: %v", b)
 	}
 }
