@@ -132,8 +132,10 @@ type timeoutTracker struct {
 	next int
 }
 
+// newTimeoutTracker returns a tracker whose side series exist at 0 for
+// every probe, so that a rate over them is 0 rather than absent.
 func newTimeoutTracker() *timeoutTracker {
-	return &timeoutTracker{
+	t := &timeoutTracker{
 		overshoot: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mongoprobe_timeout_overshoot_seconds",
 			Help:    "For the probes that timed out: the time they returned minus their timeoutMS (negative when the driver gave up early).",
@@ -145,6 +147,11 @@ func newTimeoutTracker() *timeoutTracker {
 		}, []string{"probe", "side"}),
 		sum: TimeoutSummary{ByStage: map[string]int64{}},
 	}
+	for _, p := range []string{ProbePing, ProbeRead, ProbeWrite} {
+		t.side.WithLabelValues(p, SideServer)
+		t.side.WithLabelValues(p, SideClient)
+	}
+	return t
 }
 
 func (t *timeoutTracker) collectors() []prometheus.Collector {

@@ -54,7 +54,7 @@ func TestTimeoutOvershootNetwork(t *testing.T) {
 			t.Errorf("metrics lack %s:\n%s", want, grep(out, "timeout"))
 		}
 	}
-	if strings.Contains(out, `side="server"`) {
+	if !strings.Contains(out, `mongoprobe_timeout_side_total{cluster="over",probe="read",side="server"} 0`) {
 		t.Errorf("a server-side timeout counted:\n%s", grep(out, "side_total"))
 	}
 
@@ -157,7 +157,8 @@ func TestTimedRead(t *testing.T) {
 	if res := e.c.TimedRead(context.Background(), TimedRead{}); res.Err == nil || res.Class != ClassClient {
 		t.Errorf("no budget: %+v", res)
 	}
-	if e.c.Timeouts().Timeouts != 0 || strings.Contains(e.text(t), "mongoprobe_timeout_side_total{") {
+	if e.c.Timeouts().Timeouts != 0 || strings.Contains(e.text(t), "mongoprobe_timeout_overshoot_seconds_count{") ||
+		!strings.Contains(e.text(t), `mongoprobe_timeout_side_total{cluster="timed",probe="read",side="client"} 0`) {
 		t.Error("TimedRead was recorded")
 	}
 	if logs := e.log.String(); strings.Contains(logs, `level=WARN msg="probe failed"`) || !strings.Contains(logs, `level=DEBUG msg="probe failed"`) {
