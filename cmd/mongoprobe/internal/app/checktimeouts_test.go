@@ -27,17 +27,17 @@ func row(t *testing.T, out, budget string) []string {
 const header = "BUDGET  RUNS  OK  TIMED OUT  ERRORS  STAGES"
 
 // TestCheckTimeoutsDemo: in the demo, finds blocked 150ms time out under a
-// 20ms budget, waiting for the reply, a little late, and succeed under
-// 250ms.
+// 20ms budget, waiting for the reply, a little late (under 50ms, a bound
+// loose enough for a loaded machine), and succeed under 250ms.
 func TestCheckTimeoutsDemo(t *testing.T) {
 	var stdout, stderr logbuf.Buffer
-	code := Main(context.Background(), []string{"check", "--timeouts", "--timeouts.count", "3", "--timeouts.budgets", "20ms,250ms", "--log.format", "logfmt"}, noEnv, &stdout, &stderr)
+	code := Main(context.Background(), []string{"check", "--timeouts", "--timeouts.count", "3", "--timeouts.budgets", "20ms,250ms", "--timeouts.max-overshoot", "50ms", "--log.format", "logfmt"}, noEnv, &stdout, &stderr)
 	out := stdout.String()
 	t.Logf("\n%s", out)
 	if code != ExitOK {
 		t.Errorf("exit code %d, want 0; stderr:\n%s", code, stderr.String())
 	}
-	for _, want := range []string{"cluster demo:", "SIMULATION", header, "OVERSHOOT P50", "P99", "MAX", "SERVER-FIRST", "every timeout's overshoot stayed under 20ms"} {
+	for _, want := range []string{"cluster demo:", "SIMULATION", header, "OVERSHOOT P50", "P99", "MAX", "SERVER-FIRST", "every timeout's overshoot stayed under 50ms"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q", want)
 		}
