@@ -31,9 +31,18 @@ func TestSlowMemberTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(context.Background())
-	if r := c.Round(context.Background()); !r.OK() {
-		t.Fatalf("a round before the fault failed: %+v", r)
+	// Before the fault, a round succeeds (a loaded machine may need a few
+	// to open the connections under the 250ms pings).
+	ok := false
+	for range 5 {
+		if ok = c.Round(context.Background()).OK(); ok {
+			break
+		}
 	}
+	if !ok {
+		t.Fatal("no round succeeded before the fault")
+	}
+	base := c.Timeouts().Timeouts
 	slow := d.RS.Members()[1]
 	slow.AddLatency(SlowMemberLatency)
 	defer slow.AddLatency(0)
@@ -44,9 +53,12 @@ func TestSlowMemberTimesOut(t *testing.T) {
 				continue
 			}
 			t.Logf("round %d: %s %s: class=%s stage=%s overshoot=%v", i, res.Probe, res.Target, res.Class, res.TimeoutStage, res.Overshoot)
-			if res.Probe != probe.ProbePing || res.Target != slow.Addr() || res.Class != probe.ClassTimeout {
+			if res.Probe != probe.ProbePing || res.Class != probe.ClassTimeout {
 				t.Errorf("round %d: unexpected failure %s %s: %v", i, res.Probe, res.Target, res.Err)
 			}
+		}
+		if res := find(r, slow.Addr()); res.Class != probe.ClassTimeout {
+			t.Errorf("round %d: the slow member's ping: %+v", i, res)
 		}
 		if !r.Up {
 			t.Errorf("round %d not up", i)
@@ -54,8 +66,8 @@ func TestSlowMemberTimesOut(t *testing.T) {
 	}
 	sum := c.Timeouts()
 	t.Logf("summary: %+v", sum)
-	if sum.Timeouts < 3 {
-		t.Errorf("%d timeouts in 3 rounds, want 3", sum.Timeouts)
+	if sum.Timeouts-base < 3 {
+		t.Errorf("%d timeouts in 3 rounds, want 3 at least", sum.Timeouts-base)
 	}
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -70,4 +82,13 @@ func TestSlowMemberTimesOut(t *testing.T) {
 	if !found {
 		t.Error("no mongoprobe_timeout_overshoot_seconds")
 	}
+}
+
+func find(r probe.Round, member string) probe.Result {
+	for _, res := range r.Results {
+		if res.Probe == probe.ProbePing && res.Target == member {
+			return res
+		}
+	}
+	return probe.Result{}
 }
