@@ -48,7 +48,7 @@ func checkTimeouts(ctx context.Context, tc config.TimeoutCheck, settings []probe
 			prefName = "primary"
 		}
 		read := probe.TimedRead{Database: db, Collection: coll, Filter: tc.Filter, Pref: pref.Pref}
-		fmt.Fprintf(out, "cluster %s: findOne %s on %s.%s, read preference %s, %d reads per budget, one at a time\n",
+		fmt.Fprintf(out, "cluster %s: findOne %s on %s.%s, read preference %s, %d read(s) per budget, one at a time\n",
 			s.Name, tc.FilterJSON, db, coll, prefName, tc.Count)
 
 		warm := read
