@@ -147,6 +147,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		clusters = append(clusters, c)
 	}
 
+	if cfg.Command == config.CommandCheck && cfg.Timeouts.Enabled {
+		return checkTimeouts(ctx, cfg.Timeouts, cfg.Clusters, clusters, d, stdout)
+	}
 	if cfg.Command == config.CommandCheck {
 		return check(ctx, cfg.Clusters, clusters, stdout)
 	}

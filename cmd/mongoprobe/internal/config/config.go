@@ -99,6 +99,8 @@ type Config struct {
 	Warnings []string
 	// Drill is the drill command's settings (drill.go).
 	Drill Drill
+	// Timeouts is check --timeouts (see TimeoutCheck).
+	Timeouts TimeoutCheck
 }
 
 // Error is an invalid setting.
@@ -146,6 +148,7 @@ type flags struct {
 	logLevel, logFormat, uri, file, cluster string
 	faultInterval                           time.Duration
 	drill                                   drillFlags
+	timeouts                                timeoutFlags
 }
 
 func newFlags() *flags {
@@ -163,6 +166,7 @@ func newFlags() *flags {
 	fs.DurationVar(&f.faultInterval, "demo.fault-interval", DefaultDemoFaultInterval, "demo mode: `duration` between two injected faults (the first comes after the smaller of this and 20s)")
 	fs.BoolVar(&f.version, "version", false, "print the version and exit")
 	f.drill.register(fs)
+	f.addTimeoutFlags()
 	return f
 }
 
@@ -204,6 +208,9 @@ func Parse(args []string, getenv func(string) string) (*Config, error) {
 		return cfg, nil
 	}
 
+	if err := f.parseTimeouts(cfg); err != nil {
+		return nil, err
+	}
 	cfg.ListenAddress, cfg.ListenRemote = f.listen, f.remote
 	if err := checkListen(f.listen, f.remote); err != nil {
 		return nil, err

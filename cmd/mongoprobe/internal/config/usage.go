@@ -23,6 +23,9 @@ Usage:
                                stepDownSecs 60), probe every 500ms until the
                                failover settles (or --drill.timeout), print its
                                report; exit 0 if it settled, 1 otherwise
+  mongoprobe check --timeouts  run reads under tight budgets, print how far past their
+                               timeoutMS the timeouts returned, and exit 0 when every
+                               overshoot stayed under --timeouts.max-overshoot, 1 otherwise
   mongoprobe --help | --version
 
 Clusters come from --uri, else `+EnvURI+`, else --config.file (a YAML
@@ -71,6 +74,8 @@ Examples:
   mongoprobe --config.file mongoprobe.yaml --web.listen-address :9417 --web.listen-remote
   mongoprobe check --uri 'mongodb://127.0.0.1:27017/?serverSelectionTimeoutMS=2000'
   mongoprobe drill --step-down --cluster prod --config.file mongoprobe.yaml --yes
+  mongoprobe check --timeouts --uri 'mongodb://db1/?replicaSet=rs0' --timeouts.collection test.big \
+      --timeouts.filter '{"$where": "sleep(100) || true"}' --timeouts.budgets 50ms,200ms
 
 Configuration file (--config.file):
 `)

@@ -29,6 +29,11 @@ const (
 	MaxSlowFor        = 20 * time.Second
 	MaxPartitionFor   = 10 * time.Second
 	SlowMemberLatency = 300 * time.Millisecond
+	// PingTimeout is the demo's ping timeout: shorter than
+	// SlowMemberLatency, so that the slow member's pings time out and the
+	// timeout metrics (mongoprobe_timeout_overshoot_seconds, the stages)
+	// move, one probe per round.
+	PingTimeout = 250 * time.Millisecond
 )
 
 // Demo is a running simulated replica set.
@@ -58,13 +63,14 @@ func (d *Demo) Addrs() []string {
 }
 
 // Settings returns the demo cluster's settings: every second, reads with
-// primary, secondaryPreferred and nearest.
+// primary, secondaryPreferred and nearest, pings under PingTimeout.
 func (d *Demo) Settings() (probe.Settings, error) {
 	s, err := config.ClusterFromURI(ClusterName, d.RS.URI())
 	if err != nil {
 		return s, err
 	}
 	s.Interval = time.Second
+	s.PingTimeout = PingTimeout
 	s.ReadPreferences = nil
 	for _, m := range []string{"primary", "secondaryPreferred", "nearest"} {
 		s.ReadPreferences = append(s.ReadPreferences, probe.ReadPreference{Name: m, Pref: driver.ReadPreference{Mode: m}})

@@ -46,6 +46,7 @@ type Cluster struct {
 
 	reg *trackingRegisterer
 	m   *clusterMetrics
+	to  *timeoutTracker
 	up  prometheus.Gauge
 
 	// closeCtx ends when Close is called; every round's context ends with
@@ -138,6 +139,7 @@ func New(s Settings, d Deps) (*Cluster, error) {
 		s: s, d: d, log: log, up: up,
 		reg:            &trackingRegisterer{r: base},
 		m:              newClusterMetrics(),
+		to:             newTimeoutTracker(),
 		members:        map[string]*driver.Client{},
 		servers:        map[string]Member{},
 		memberType:     map[string]string{},
@@ -149,7 +151,7 @@ func New(s Settings, d Deps) (*Cluster, error) {
 	if d.TracerProvider != nil {
 		c.tracer = d.TracerProvider.Tracer(tracerName)
 	}
-	for _, col := range append(append(c.m.collectors(), newWindowCollector(c)), c.fo.m.collectors()...) {
+	for _, col := range append(append(append(c.m.collectors(), newWindowCollector(c)), c.fo.m.collectors()...), c.to.collectors()...) {
 		if err := c.reg.Register(col); err != nil {
 			c.reg.unregisterAll()
 			return nil, fmt.Errorf("mongoprobe: cluster %q: registering metrics: %w", s.Name, err)
@@ -329,6 +331,7 @@ func (c *Cluster) awaitDiscovery(ctx context.Context) {
 func (c *Cluster) record(r Round) {
 	for _, res := range r.Results {
 		c.m.record(res)
+		c.to.record(res)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -353,6 +356,7 @@ type job struct {
 	timeout       time.Duration
 	do            func(ctx context.Context) error
 	member        string // the member a ping addresses
+	quiet         bool   // a failure is logged at DEBUG, not WARN (TimedRead)
 }
 
 // plan lists the round's probes: it brings the clients up to date (the
@@ -538,6 +542,7 @@ func (c *Cluster) run(ctx context.Context, j job) Result {
 	a := &attempt{}
 	octx := driver.WithTimeout(withAttempt(ctx, a), j.timeout)
 	res.Start = time.Now()
+	res.Timeout = budget(ctx, res.Start, j.timeout)
 	err := safeDo(octx, j.do)
 	res.Duration = time.Since(res.Start)
 	a.mu.Lock()
@@ -554,6 +559,9 @@ func (c *Cluster) run(ctx context.Context, j job) Result {
 	if err != nil {
 		res.Err = err
 		res.Class, res.Code, res.TimeoutStage = classify(err, stage)
+		if res.Class == ClassTimeout {
+			res.Overshoot = res.Duration - res.Timeout
+		}
 	}
 
 	outcome := "success"
@@ -564,7 +572,14 @@ func (c *Cluster) run(ctx context.Context, j job) Result {
 		"duration", res.Duration, "retries", res.Retries}
 	if err != nil {
 		attrs = append(attrs, "class", res.Class, "code", res.Code, "stage", res.TimeoutStage, "error", err.Error())
-		c.log.Warn("probe failed", attrs...)
+		if res.Class == ClassTimeout {
+			attrs = append(attrs, "timeout", res.Timeout, "overshoot", res.Overshoot)
+		}
+		if j.quiet {
+			c.log.Debug("probe failed", attrs...)
+		} else {
+			c.log.Warn("probe failed", attrs...)
+		}
 	} else {
 		c.log.Debug("probe succeeded", attrs...)
 	}

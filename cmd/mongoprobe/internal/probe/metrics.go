@@ -301,4 +301,6 @@ var MetricNames = []string{
 	"mongoprobe_primary",
 	"mongoprobe_no_writable_primary_seconds",
 	"mongoprobe_no_writable_primary_seconds_total",
+	"mongoprobe_timeout_overshoot_seconds",
+	"mongoprobe_timeout_side_total",
 }

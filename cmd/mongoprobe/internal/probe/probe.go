@@ -100,6 +100,12 @@ type Result struct {
 	Member string
 	// Retries is how many times the driver retried the operation.
 	Retries int
+	// Timeout is the probe's budget: its timeoutMS, or less when the
+	// round's context had an earlier deadline. Overshoot, set when Class
+	// is ClassTimeout, is Duration - Timeout: how late the probe returned
+	// (negative when the driver gave up early, as at before_send).
+	Timeout   time.Duration
+	Overshoot time.Duration
 }
 
 // Round is one run of every probe of a cluster.
