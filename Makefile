@@ -41,7 +41,7 @@ deps-check:
 
 # Every module's go.mod and go.sum are tidy: the tools and bench modules
 # replace the root module, so a dependency added there changes them too.
-MODULES ?= . cmd/mongoprobe bench tools/ferretdb tools/fidelity tools/officialrunner
+MODULES ?= . cmd/mongoprobe bench tools/ferretdb tools/fidelity tools/officialrunner tools/stackcheck
 tidy-check:
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "go.mod or go.sum of $$m is not tidy: run go mod tidy there"; exit 1; }; done
 	@echo "tidy-check: every module is tidy"
@@ -52,15 +52,41 @@ vet:
 
 # The unit and spec tests, then the official driver against mongotest
 # (tools/fidelity), with two FerretDB servers running for the interop tests (MONGOSCOPE_REQUIRE_FERRETDB makes them fail rather than
-# skip if the servers are missing); the servers stop whatever happens.
-unit: ferretdb-build
+# skip if the servers are missing); the servers stop whatever happens. Then
+# the compose stack's static checks (tools/stackcheck, see stack-check).
+unit: ferretdb-build promtool
 	@trap '$(FERRETDB) stop' EXIT; trap 'exit 130' INT TERM; $(FERRETDB) start && \
 	  set -a && . $(FERRETDB_ENV) && set +a && \
 	  MONGOSCOPE_REQUIRE_FERRETDB=1 $(GO) test -count=1 ./... ./cmd/mongoprobe/... && \
 	  $(MAKE) --no-print-directory mongoprobe-run && \
 	  (cd tools/ferretdb && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
 	  (cd tools/fidelity && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
+	  $(STACKCHECK) && \
 	  (cd bench && $(GO) test -count=1 ./...)
+
+# The compose stack (docker-compose.yml, Dockerfile, deploy/), checked without
+# a Docker engine: compose-go loads and validates the compose file, every
+# mounted file must exist, promtool checks prometheus.yml, Grafana's
+# provisioning must name existing paths, and the Dockerfile's go build line
+# builds a mongoprobe that starts with the image's arguments. promtool is
+# Debian's (tools/prometheus.sh install); MONGOSCOPE_REQUIRE_PROMTOOL makes
+# its test fail rather than skip without it. The first run compiles mongoprobe
+# once more (with -trimpath), hence the longer timeout.
+STACKCHECK = (cd tools/stackcheck && $(GO) vet ./... && MONGOSCOPE_REQUIRE_PROMTOOL=1 $(GO) test -count=1 -timeout 20m ./...)
+PROMETHEUS ?= tools/prometheus.sh
+
+.PHONY: promtool stack-check drill
+
+promtool:
+	$(PROMETHEUS) install
+
+stack-check: promtool
+	$(STACKCHECK)
+
+# The failover drill on a running compose stack (docker compose up -d): steps
+# the replica set's primary down for 60 s, so the dashboards show a failover.
+drill:
+	deploy/drill.sh
 
 # The README's first command, from the repository's root: mongoprobe's
 # module builds through the root go.work and answers --help.
