@@ -1,0 +1,3 @@
+module github.com/mongoscope/mongoscope/tools/dashgen
+
+go 1.25.0
