@@ -143,7 +143,7 @@ func Probe() *Dashboard {
 		Q{"sum by (probe, target, member) (" + rate("mongoprobe_probe_answers_total", `probe!="ping"`) + ")", "{{probe}} {{target}} → {{member}}"})
 
 	d.Row("Failovers")
-	d.TimeSeries("Failovers", "Failovers closed in each interval: settled (a new primary and a successful canary write on it) or not (capped, superseded, stopped).", Short,
+	d.TimeSeries("Failovers closed", "Failovers closed in each interval: settled (a new primary and a successful canary write on it) or not (capped, superseded, stopped).", Short,
 		Q{"sum by (settled) (" + increase("mongoprobe_failovers_total") + ")", "settled={{settled}}"})
 	d.Histogram("Time to a new primary", "From the old primary seen gone to the new primary in the driver's topology, p50 and p99.", Seconds,
 		quantiles("mongoprobe_failover_detection_to_primary_seconds", "", "")...)
