@@ -73,8 +73,9 @@ func Driver() *Dashboard {
 		quantiles("mongodb_driver_pool_checkout_duration_seconds", "server", "{{server}}")...)
 	d.TimeSeries("Pending checkouts", "Operations waiting for a connection now, per server.", Short,
 		Q{"sum by (server) (" + sel("mongodb_driver_pool_pending_checkouts") + ")", "{{server}}"})
-	d.TimeSeries("Checkout failures by reason", "Checkouts that failed, per second, by server and reason.", OpsSec,
-		Q{"sum by (server, reason) (" + rate("mongodb_driver_pool_checkout_failures_total") + ")", "{{server}} {{reason}}"})
+	d.TimeSeries("Checkouts by outcome", "Connection checkouts per second, by server and outcome, and the failed ones by CMAP reason (poolClosed, timeout, connectionError).", OpsSec,
+		Q{"sum by (server, outcome) (" + rate("mongodb_driver_pool_checkout_duration_seconds_count") + ")", "{{server}} {{outcome}}"},
+		Q{"sum by (server, reason) (" + rate("mongodb_driver_pool_checkout_failures_total") + ")", "{{server}} failed: {{reason}}"})
 	d.TimeSeries("Pool clears and closed connections", "Pool clears (after a network error or a state change) and connections closed, by reason, in each interval.", Short,
 		Q{"sum by (server) (" + increase("mongodb_driver_pool_clears_total") + ")", "{{server}} cleared"},
 		Q{"sum by (server, reason) (" + increase("mongodb_driver_connections_closed_total") + ")", "{{server}} closed {{reason}}"})
