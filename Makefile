@@ -41,7 +41,7 @@ deps-check:
 
 # Every module's go.mod and go.sum are tidy: the tools and bench modules
 # replace the root module, so a dependency added there changes them too.
-MODULES ?= . cmd/mongoprobe bench tools/ferretdb tools/fidelity tools/officialrunner tools/stackcheck
+MODULES ?= . cmd/mongoprobe bench tools/ferretdb tools/fidelity tools/officialrunner tools/stackcheck tools/dashgen tools/dashcheck
 tidy-check:
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "go.mod or go.sum of $$m is not tidy: run go mod tidy there"; exit 1; }; done
 	@echo "tidy-check: every module is tidy"
@@ -61,7 +61,7 @@ unit: ferretdb-build promtool
 	  $(MAKE) --no-print-directory mongoprobe-run && \
 	  (cd tools/ferretdb && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
 	  (cd tools/fidelity && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
-	  $(STACKCHECK) && \
+	  $(STACKCHECK) && $(DASHCHECK) && \
 	  (cd bench && $(GO) test -count=1 ./...)
 
 # The compose stack (docker-compose.yml, Dockerfile, deploy/), checked without
@@ -75,7 +75,23 @@ unit: ferretdb-build promtool
 STACKCHECK = (cd tools/stackcheck && $(GO) vet ./... && MONGOSCOPE_REQUIRE_PROMTOOL=1 $(GO) test -count=1 -timeout 20m ./...)
 PROMETHEUS ?= tools/prometheus.sh
 
-.PHONY: promtool stack-check drill
+# The Grafana dashboards (dashboards/*.json), written by tools/dashgen:
+# make dashboards rewrites them, and dashgen's test fails when the committed
+# files are not its output. tools/dashcheck parses every query with
+# Prometheus's PromQL parser, checks the dashboard linter's rules, and runs
+# every query on a real Prometheus (Debian's, tools/prometheus.sh install)
+# scraping a demo mongoprobe for up to 90 s; MONGOSCOPE_REQUIRE_PROMETHEUS
+# makes that test fail rather than skip without the binary.
+DASHCHECK = (cd tools/dashgen && $(GO) vet ./... && $(GO) test -count=1 ./...) && \
+	  (cd tools/dashcheck && $(GO) vet ./... && MONGOSCOPE_REQUIRE_PROMETHEUS=1 $(GO) test -count=1 -timeout 10m ./...)
+
+.PHONY: promtool stack-check drill dashboards dash-check
+
+dashboards:
+	cd tools/dashgen && $(GO) run .
+
+dash-check: promtool
+	$(DASHCHECK)
 
 promtool:
 	$(PROMETHEUS) install

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs promtool, with which `make test` checks the compose stack's
-# Prometheus configuration (tools/stackcheck). promtool comes with Debian's
+# Prometheus configuration (tools/stackcheck), and the prometheus server, on
+# which tools/dashcheck runs the dashboards' queries. Both come with Debian's
 # prometheus package.
 #
-#   tools/prometheus.sh install   install the package when promtool is missing
-#   tools/prometheus.sh version   print promtool's version
+#   tools/prometheus.sh install   install the package when promtool or prometheus is missing
+#   tools/prometheus.sh version   print promtool's and prometheus's versions
 #
 # Installing the package may start a Prometheus server (its init script, or
 # systemd's unit). Later tests start Prometheus servers of their own, so the
@@ -26,12 +27,12 @@ pids() {
 }
 
 install() {
-	if command -v promtool >/dev/null 2>&1; then
-		log "promtool is installed: $(promtool --version 2>&1 | head -n 1)"
+	if command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1; then
+		log "promtool and prometheus are installed: $(promtool --version 2>&1 | head -n 1)"
 		return 0
 	fi
 	if [ "$(id -u)" != 0 ]; then
-		log "promtool is missing and this is not root: install Debian's prometheus package (apt-get install prometheus)"
+		log "promtool or prometheus is missing and this is not root: install Debian's prometheus package (apt-get install prometheus)"
 		return 1
 	fi
 	local before policy=/usr/sbin/policy-rc.d made_policy=0 t0=$SECONDS
@@ -42,7 +43,7 @@ install() {
 		made_policy=1
 	fi
 	local rc=0 out=${TMPDIR:-/tmp}/mongoscope-prometheus-install.log
-	log "promtool is missing: installing Debian's prometheus package (log: $out)"
+	log "promtool or prometheus is missing: installing Debian's prometheus package (log: $out)"
 	{
 		DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
 			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus
@@ -70,8 +71,8 @@ install() {
 		log "apt-get install prometheus failed (exit $rc)"
 		return "$rc"
 	fi
-	if ! command -v promtool >/dev/null 2>&1; then
-		log "the prometheus package is installed but promtool is not on PATH"
+	if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
+		log "the prometheus package is installed but promtool or prometheus is not on PATH"
 		return 1
 	fi
 	log "installed $(promtool --version 2>&1 | head -n 1) in $((SECONDS - t0))s"
@@ -79,7 +80,7 @@ install() {
 
 case ${1:-} in
 install) install ;;
-version) promtool --version ;;
+version) promtool --version && prometheus --version ;;
 *)
 	echo "usage: $0 install|version" >&2
 	exit 2
