@@ -62,8 +62,9 @@ func Driver() *Dashboard {
 		Q{"sum by (command, server) (" + rate("mongodb_driver_command_duration_seconds_count") + ")", "{{command}} {{server}}"})
 	d.Histogram("Command latency", "The commands' round trip, p50 and p99 per command. The points are exemplars.", Seconds,
 		quantiles("mongodb_driver_command_duration_seconds", "command", "{{command}}")...)
-	d.TimeSeries("Failed commands by server", "Commands that failed, per second, by server and error code.", OpsSec,
-		Q{"sum by (server, error_code) (" + rate("mongodb_driver_command_duration_seconds_count", `outcome="failure"`) + ")", "{{server}} {{error_code}}"})
+	d.TimeSeries("Command outcomes by server", "Commands per second by server and outcome, and the failed ones by server error code.", OpsSec,
+		Q{"sum by (server, outcome) (" + rate("mongodb_driver_command_duration_seconds_count") + ")", "{{server}} {{outcome}}"},
+		Q{"sum by (server, error_code) (" + rate("mongodb_driver_command_duration_seconds_count", `outcome="failure"`) + ")", "{{server}} failed: {{error_code}}"})
 
 	d.Row("Connection pools")
 	d.TimeSeries("Pool connections by state", "Connections per server and state (pending, idle, in_use), with the pool's maximum.", Short,
@@ -101,8 +102,9 @@ func Driver() *Dashboard {
 	d.Row("Timeouts and retries")
 	d.TimeSeries("CSOT timeouts by stage", "Operations whose timeoutMS ran out, in each interval, by the stage where it did: selection, checkout, connect, before_send, network, server, retry, other.", Short,
 		Q{"sum by (stage) (" + increase("mongodb_driver_operation_timeouts_total") + ")", "{{stage}}"})
-	d.TimeSeries("Retries by operation", "Retries of retryable reads and writes, per second, by operation and the error code that caused them.", OpsSec,
-		Q{"sum by (operation, error_code) (" + rate("mongodb_driver_operation_retries_total") + ")", "{{operation}} {{error_code}}"})
+	d.TimeSeries("Retries by operation", "Retries of retryable reads and writes, per second, by operation and the error code that caused them, beside the operations per second.", OpsSec,
+		Q{"sum by (operation, error_code) (" + rate("mongodb_driver_operation_retries_total") + ")", "{{operation}} retried: {{error_code}}"},
+		Q{"sum by (operation) (" + rate("mongodb_driver_operation_duration_seconds_count") + ")", "{{operation}} operations"})
 	return d
 }
 
@@ -134,7 +136,7 @@ func Probe() *Dashboard {
 	d.Row("Probes")
 	d.TimeSeries("Probe success ratio by target", "The share of each probe's runs that succeeded, per probe (ping, read, write) and target (member, read preference, primary).", Percent,
 		Q{"sum by (probe, target) (" + rate("mongoprobe_probes_total", `outcome="success"`) + ") / sum by (probe, target) (" + rate("mongoprobe_probes_total") + ")", "{{probe}} {{target}}"})
-	d.Histogram("Probe latency", "Each probe's latency, p50 and p99 per probe and target, from mongoprobe_probe_duration_seconds. The points are exemplars: each opens the probe's trace.", Seconds,
+	d.TimeSeries("Probe latency", "Each probe's latency, p50 and p99 per probe and target, from mongoprobe_probe_duration_seconds.", Seconds,
 		quantiles("mongoprobe_probe_duration_seconds", "probe, target", "{{probe}} {{target}}")...)
 	d.TimeSeries("Probe failures by class", "Failed probes in each interval, by probe and error class (network, timeout, not_primary, auth, server, client).", Short,
 		Q{"sum by (probe, class) (" + increase("mongoprobe_probes_total", `outcome="failure"`) + ")", "{{probe}} {{class}}"})
@@ -146,9 +148,9 @@ func Probe() *Dashboard {
 	d.Row("Failovers")
 	d.TimeSeries("Failovers closed", "Failovers closed in each interval: settled (a new primary and a successful canary write on it) or not (capped, superseded, stopped).", Short,
 		Q{"sum by (settled) (" + increase("mongoprobe_failovers_total") + ")", "settled={{settled}}"})
-	d.Histogram("Time to a new primary", "From the old primary seen gone to the new primary in the driver's topology, p50 and p99.", Seconds,
+	d.TimeSeries("Time to a new primary", "From the old primary seen gone to the new primary in the driver's topology, p50 and p99.", Seconds,
 		quantiles("mongoprobe_failover_detection_to_primary_seconds", "", "")...)
-	d.Histogram("Write unavailability", "From the first failed or blocked canary write to the first successful one, per failover, p50 and p99.", Seconds,
+	d.TimeSeries("Write unavailability", "From the first failed or blocked canary write to the first successful one, per failover, p50 and p99.", Seconds,
 		quantiles("mongoprobe_failover_write_unavailable_seconds", "", "")...)
 	d.TimeSeries("Reads failed during failovers", "Read probes that failed during failovers, in each interval, by read preference.", Short,
 		Q{"sum by (read_preference) (" + increase("mongoprobe_failover_read_errors_total") + ")", "{{read_preference}}"})
@@ -158,7 +160,7 @@ func Probe() *Dashboard {
 		Q{"sum by (cluster) (" + rate("mongoprobe_no_writable_primary_seconds_total") + ")", "{{cluster}}"})
 
 	d.Row("Timeouts")
-	d.Histogram("Timeout overshoot", "For each probe that timed out: when it returned minus its timeoutMS, p50 and p99 per stage (negative: the driver gave up early).", Seconds,
+	d.TimeSeries("Timeout overshoot", "For each probe that timed out: when it returned minus its timeoutMS, p50 and p99 per stage (negative: the driver gave up early).", Seconds,
 		quantiles("mongoprobe_timeout_overshoot_seconds", "stage", "{{stage}}")...)
 	d.TimeSeries("Timeouts by stage", "Probes that timed out in each interval, by probe and the stage where the budget ran out.", Short,
 		Q{"sum by (probe, stage) (" + increase("mongoprobe_probe_timeouts_total") + ")", "{{probe}} {{stage}}"})
