@@ -130,7 +130,7 @@ func TestGrafanaDashboards(t *testing.T) {
 			continue
 		}
 		// The dashboards themselves: each must be a JSON object with a
-		// title and uid; none may be there yet.
+		// title and uid (tools/dashcheck checks their panels and queries).
 		files, _ := filepath.Glob(filepath.Join(host, "*.json"))
 		for _, f := range files {
 			b, err := os.ReadFile(f)
