@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -209,6 +210,12 @@ scrape_configs:
 		}
 	}
 	t.Logf("%d queries of %d dashboards, %d with data from Prometheus, in %v", len(qs), len(ds), len(qs)-empty, time.Since(start).Round(time.Millisecond))
+	// The cluster variable's query, label_values(mongoprobe_up, cluster),
+	// as Grafana asks it: the label values API with a match[] selector.
+	if vals, err := labelValues(api, "cluster", "mongoprobe_up"); err != nil || !slices.Contains(vals, "demo") {
+		t.Errorf("label_values(mongoprobe_up, cluster) = %q, %v; want demo among them", vals, err)
+	}
+
 	// Exemplars: the driver's histogram panels whose observations happen
 	// inside an operation's span must have some, with a trace_id; the others
 	// (heartbeats, outside any span; connection establishment, rare) are
@@ -304,6 +311,23 @@ func exemplars(api, expr string, from time.Time) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// labelValues returns the values of label on the series that match.
+func labelValues(api, label, match string) ([]string, error) {
+	resp, err := http.Get(api + "/api/v1/label/" + label + "/values?" + url.Values{"match[]": {match}}.Encode())
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string   `json:"status"`
+		Data   []string `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" {
+		return nil, fmt.Errorf("HTTP %d, status %q: %v", resp.StatusCode, r.Status, err)
+	}
+	return r.Data, nil
 }
 
 func freePort(t *testing.T) int {
