@@ -60,7 +60,7 @@ func TestQueriesReturnData(t *testing.T) {
 		exports.Add(1)
 		w.WriteHeader(http.StatusOK)
 	}))
-	defer otlp.Close()
+	t.Cleanup(otlp.Close) // after mongoprobe stops: cleanups run last first
 
 	probeAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	startProcess(t, filepath.Join(tmp, "mongoprobe.log"), []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlp.URL}, bin,
